@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# ci/test.sh — the test command: installs what is missing, configures with
+# --werror, builds and runs the conformance suite (`meson test -C build conformance`).
+#
+#   ci/test.sh            build/ , the normal build
+#   ci/test.sh --asan     build-asan/ , the same tests under ASan + UBSan
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-normal}
+dir=build
+opts=(--werror)
+if [ "$mode" = --asan ]; then
+  dir=build-asan
+  opts+=(-Db_sanitize=address,undefined -Db_lundef=false)
+  export VKGRAD_ASAN=1
+  # Leaks inside the Vulkan driver and loader are theirs, suppressed by library
+  # name; leak detection stays on for vkgrad's own code.
+  export LSAN_OPTIONS="suppressions=$PWD/ci/lsan.supp:print_suppressions=0"
+  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
+  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+elif [ "$mode" != normal ]; then
+  echo "usage: ci/test.sh [--asan]" >&2
+  exit 2
+fi
+bash ci/install-deps.sh
+if [ ! -f "$dir/build.ninja" ]; then
+  meson setup "$dir" "${opts[@]}"
+fi
+meson compile -C "$dir"
+meson test -C "$dir" conformance --print-errorlogs

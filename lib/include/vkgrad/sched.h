@@ -1,0 +1,76 @@
+/* vkgrad/sched.h — the scheduler: places nodes on backends, splits the graph,
+ * copies between backends, explains every placement.
+ *
+ * Backends are tried in the order given; CPU is appended as the fallback when
+ * absent. A node goes to the first backend whose supports_op accepts it; the
+ * reason it landed where it did is kept per node ("Vulkan0", or
+ * "CPU: ssm_scan_back d_state=512 > 256 (shared memory)"). Consecutive nodes on
+ * one backend form a split; inputs produced on another backend are copied in
+ * before the split runs. VKG_LOG_FALLBACK=1 prints every fallback to stderr.
+ *
+ * The scheduler does not own the backends or the graph. Not thread safe.
+ *
+ *     struct vkg_backend *bk[] = { vkg_backend_vulkan_init(0) };
+ *     struct vkg_sched *s = vkg_sched_new(bk, 1);     // + CPU fallback
+ *     vkg_sched_alloc_graph(s, graph);
+ *     ... vkg_backend_tensor_set(inputs) ... vkg_graph_reset(graph);
+ *     vkg_sched_graph_compute(s, graph);
+ */
+#ifndef VKGRAD_SCHED_H
+#define VKGRAD_SCHED_H
+
+#include "backend.h"
+#include "graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct vkg_sched;
+
+/* NULL (message in vkg_last_error(NULL)) if n < 0 or a backend is NULL. */
+struct vkg_sched *vkg_sched_new(struct vkg_backend **backends, int n_backends);
+void vkg_sched_free(struct vkg_sched *sched);
+
+/* Place, split and allocate storage for every tensor of the graph (in
+ * no-alloc contexts). Re-allocating a new graph frees the previous storage.
+ * Fails with UNSUPPORTED when no backend (CPU included) runs some node. */
+enum vkg_status vkg_sched_alloc_graph(struct vkg_sched *sched, struct vkg_graph *graph);
+/* Run the allocated graph: each split on its backend, copies between them. */
+enum vkg_status vkg_sched_graph_compute(struct vkg_sched *sched, struct vkg_graph *graph);
+
+/* Backend holding t after alloc (NULL if t is not in the allocated graph). */
+struct vkg_backend *vkg_sched_get_tensor_backend(struct vkg_sched *sched,
+                                                 const struct vkg_tensor *t);
+/* Why node is where it is; "" if unknown. Valid until the next alloc. */
+const char *vkg_sched_get_placement_reason(struct vkg_sched *sched, const struct vkg_tensor *node);
+int vkg_sched_get_n_splits(struct vkg_sched *sched);
+/* Backend of split i (0 <= i < n_splits), its node count and the number of
+ * tensors copied into it. */
+struct vkg_backend *vkg_sched_get_split_backend(struct vkg_sched *sched, int i);
+int vkg_sched_get_split_n_nodes(struct vkg_sched *sched, int i);
+int vkg_sched_get_split_n_copies(struct vkg_sched *sched, int i);
+int vkg_sched_get_n_backends(struct vkg_sched *sched);
+struct vkg_backend *vkg_sched_get_backend(struct vkg_sched *sched, int i);
+
+/* Time of node in the last compute, in microseconds: GPU timestamp time for
+ * backends that have timestamps, host wall time otherwise. < 0 if unknown. */
+double vkg_sched_get_node_time_us(struct vkg_sched *sched, const struct vkg_tensor *node);
+/* True when the node's time came from GPU timestamp queries. */
+bool vkg_sched_node_time_is_gpu(struct vkg_sched *sched, const struct vkg_tensor *node);
+
+/* ---- checking aids for the conformance harness ---------------------------
+ * With guard bytes > 0 (set before alloc), every storage allocation gets that
+ * many bytes of sentinel pattern before and after it, and before each compute
+ * every node output (not inputs, params or the loss gradient) is filled with
+ * NaN bit patterns, so that unwritten elements show up as non-finite and
+ * out-of-bounds writes as damaged guards. Off (0) by default. */
+enum vkg_status vkg_sched_set_guard_bytes(struct vkg_sched *sched, size_t bytes);
+/* After a compute: number of tensors whose guards were overwritten; for the
+ * first, a line naming the tensor, side and first damaged byte in report. */
+int vkg_sched_check_guards(struct vkg_sched *sched, char *report, size_t report_size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,116 @@
+/* perf/shapes.h — the shapes of the four backward ops as the demo and the
+ * benchmark see them: names, documented byte and FLOP counts, single-op
+ * graphs, and seeded input data.
+ *
+ * A struct vkg_perf_shape names one instance of one backward op. The same
+ * struct drives the demo's training graphs (perf/demo_graphs.h) and the
+ * benchmark's single-op graphs (vkg_perf_build_node below), so a shape the
+ * benchmark reports is the shape the demo refuses or runs.
+ *
+ * Byte and FLOP formulas (vkg_perf_bytes, vkg_perf_flops) count the minimum
+ * traffic (every input read once, every output written once, fp32) and the
+ * arithmetic of SPEC §3 with an add or a multiply counted as one FLOP and
+ * exp/log/sigmoid each counted as one. They are the numerators of the GB/s
+ * and GFLOP/s columns; shapes.c derives each one next to its code.
+ *
+ * Input data comes from splitmix64 seeded by (seed, input slot), so the same
+ * shape and seed give the same bytes on every backend and every run.
+ */
+#ifndef VKGRAD_PERF_SHAPES_H
+#define VKGRAD_PERF_SHAPES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vkgrad/vkgrad.h"
+
+enum vkg_perf_op {
+    VKG_PERF_OUT_PROD,    /* dW = out_prod(x, G): both operands contiguous */
+    VKG_PERF_OUT_PROD_T,  /* dX = out_prod(W, transpose(G)): transposed src1 */
+    VKG_PERF_CE_BACK,     /* CROSS_ENTROPY_LOSS_BACK, one-hot labels */
+    VKG_PERF_CONV_BACK,   /* SSM_CONV_BACK */
+    VKG_PERF_SCAN_BACK,   /* SSM_SCAN_BACK, Mamba-2 or Mamba-1 form */
+    VKG_PERF_N_OPS
+};
+
+struct vkg_perf_shape {
+    enum vkg_perf_op op;
+    /* OUT_PROD: dst [m, n], K the summed dimension (the batch of a dense layer). */
+    int64_t m, n, k;
+    /* CROSS_ENTROPY: classes per row and rows. */
+    int64_t n_class, n_rows;
+    /* SSM_CONV: taps and channels; SSM_CONV and SSM_SCAN: tokens and sequences. */
+    int64_t d_conv, d_inner, n_tok, n_seqs;
+    /* SSM_SCAN: Mamba-2 uses all four; Mamba-1 has head_dim 1 and n_head = d_inner. */
+    int64_t d_state, head_dim, n_head, n_group;
+    bool mamba1;
+};
+
+/* Shape constructors (the remaining fields zero). */
+struct vkg_perf_shape vkg_perf_out_prod(int64_t m, int64_t n, int64_t k, bool transposed_src1);
+struct vkg_perf_shape vkg_perf_ce(int64_t n_class, int64_t n_rows);
+struct vkg_perf_shape vkg_perf_conv(int64_t d_conv, int64_t d_inner, int64_t n_tok, int64_t n_seqs);
+struct vkg_perf_shape vkg_perf_scan2(int64_t d_state, int64_t head_dim, int64_t n_head,
+                                     int64_t n_group, int64_t n_tok, int64_t n_seqs);
+struct vkg_perf_shape vkg_perf_scan1(int64_t d_state, int64_t d_inner, int64_t n_tok,
+                                     int64_t n_seqs);
+
+/* The vkgrad op of the node under test (VKG_OP_OUT_PROD, ...). */
+int vkg_perf_shape_vkg_op(const struct vkg_perf_shape *s);
+/* "OUT_PROD", "CROSS_ENTROPY_LOSS_BACK", ... */
+const char *vkg_perf_op_name(enum vkg_perf_op op);
+/* Variant: "dW", "dX_transposed_src1", "one_hot", "", "mamba2", "mamba1". */
+const char *vkg_perf_shape_variant(const struct vkg_perf_shape *s);
+/* Parameters as "m=512.n=256.k=64" (the conformance case-name style). */
+char *vkg_perf_shape_str(const struct vkg_perf_shape *s, char *buf, size_t size);
+/* Minimum bytes moved and FLOPs of the node (see the header comment). */
+double vkg_perf_bytes(const struct vkg_perf_shape *s);
+double vkg_perf_flops(const struct vkg_perf_shape *s);
+
+/* ---- seeded inputs ------------------------------------------------------- */
+
+enum vkg_perf_dist {
+    VKG_PERF_UNIFORM, /* uniform in [lo, hi) */
+    VKG_PERF_ONE_HOT, /* per row of ne[0] elements one random 1, the rest 0 */
+    VKG_PERF_ZERO,
+    VKG_PERF_IDS,     /* I32 sequence ids q -> q % n_slots (lo = n_slots) */
+};
+
+#define VKG_PERF_MAX_LEAVES 10
+
+struct vkg_perf_leaf {
+    struct vkg_tensor *t; /* a leaf (no op) of the graph */
+    enum vkg_perf_dist dist;
+    float lo, hi;
+};
+
+/* Host data for a leaf, contiguous in ne order (float, or int32 for IDS):
+ * malloc'ed, NULL on out of memory. slot distinguishes the streams. */
+void *vkg_perf_leaf_data(const struct vkg_perf_leaf *leaf, uint64_t seed, int slot);
+/* Upload data (from vkg_perf_leaf_data) into the allocated leaf. */
+enum vkg_status vkg_perf_leaf_upload(const struct vkg_perf_leaf *leaf, const void *data);
+
+/* ---- single-op graphs ---------------------------------------------------- */
+
+struct vkg_perf_node {
+    struct vkg_tensor *node; /* the backward op node */
+    struct vkg_perf_leaf leaves[VKG_PERF_MAX_LEAVES];
+    int n_leaves;
+};
+
+/* Build the backward node of s in ctx (normally no-alloc) from fresh leaves.
+ * Returns false with the message in vkg_last_error(ctx) on failure. */
+bool vkg_perf_build_node(struct vkg_context *ctx, const struct vkg_perf_shape *s,
+                         struct vkg_perf_node *out);
+
+/* ---- small shared helpers ------------------------------------------------ */
+
+double vkg_perf_now_ms(void);      /* monotonic clock */
+double vkg_perf_median(double *v, int n); /* sorts v; NaN for n == 0 */
+/* Lowercase device slug: "lavapipe" for Mesa's software device, otherwise
+ * the device name lowercased with runs of other characters turned into '-'
+ * ("NVIDIA H200" -> "nvidia-h200"). */
+char *vkg_perf_device_slug(const struct vkg_vulkan_device_info *info, char *buf, size_t size);
+
+#endif
