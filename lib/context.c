@@ -21,8 +21,8 @@
 #include "vkgrad_config.h"
 
 #define CHUNK_TENSORS 256
-#define DATA_ALIGN 64
-#define ERROR_SIZE 1024
+#define DATA_ALIGN    64
+#define ERROR_SIZE    1024
 
 struct tensor_chunk {
     struct tensor_chunk *next;
@@ -33,8 +33,8 @@ struct tensor_chunk {
 struct vkg_context {
     size_t mem_size;
     size_t mem_used;
-    void *mem_raw;   /* calloc'd block, NULL until the first data allocation */
-    uint8_t *mem;    /* mem_raw rounded up to DATA_ALIGN */
+    void *mem_raw; /* calloc'd block, NULL until the first data allocation */
+    uint8_t *mem;  /* mem_raw rounded up to DATA_ALIGN */
     bool no_alloc;
     struct tensor_chunk *chunks;
     char last_error[ERROR_SIZE];
@@ -44,26 +44,34 @@ static _Thread_local char thread_error[ERROR_SIZE];
 
 const char *vkg_status_str(enum vkg_status status) {
     switch (status) {
-    case VKG_STATUS_OK: return "ok";
-    case VKG_STATUS_INVALID_ARGUMENT: return "invalid argument";
-    case VKG_STATUS_OUT_OF_MEMORY: return "out of memory";
-    case VKG_STATUS_UNSUPPORTED: return "unsupported";
-    case VKG_STATUS_BACKEND_ERROR: return "backend error";
-    case VKG_STATUS_DEVICE_LOST: return "device lost";
-    case VKG_STATUS_NOT_ALLOCATED: return "not allocated";
+    case VKG_STATUS_OK:
+        return "ok";
+    case VKG_STATUS_INVALID_ARGUMENT:
+        return "invalid argument";
+    case VKG_STATUS_OUT_OF_MEMORY:
+        return "out of memory";
+    case VKG_STATUS_UNSUPPORTED:
+        return "unsupported";
+    case VKG_STATUS_BACKEND_ERROR:
+        return "backend error";
+    case VKG_STATUS_DEVICE_LOST:
+        return "device lost";
+    case VKG_STATUS_NOT_ALLOCATED:
+        return "not allocated";
     }
     return "unknown status";
 }
 
-const char *vkg_version(void) { return VKG_VERSION; }
+const char *vkg_version(void) {
+    return VKG_VERSION;
+}
 
 enum vkg_status vkg_error(struct vkg_context *ctx, enum vkg_status status, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(thread_error, sizeof thread_error, fmt, ap);
     va_end(ap);
-    if (ctx)
-        memcpy(ctx->last_error, thread_error, sizeof ctx->last_error);
+    if (ctx) memcpy(ctx->last_error, thread_error, sizeof ctx->last_error);
     return status;
 }
 
@@ -82,8 +90,7 @@ struct vkg_context *vkg_init(size_t mem_size) {
 }
 
 void vkg_free(struct vkg_context *ctx) {
-    if (!ctx)
-        return;
+    if (!ctx) return;
     struct tensor_chunk *c = ctx->chunks;
     while (c) {
         struct tensor_chunk *next = c->next;
@@ -95,11 +102,12 @@ void vkg_free(struct vkg_context *ctx) {
 }
 
 void vkg_set_no_alloc(struct vkg_context *ctx, bool no_alloc) {
-    if (ctx)
-        ctx->no_alloc = no_alloc;
+    if (ctx) ctx->no_alloc = no_alloc;
 }
 
-bool vkg_get_no_alloc(const struct vkg_context *ctx) { return ctx ? ctx->no_alloc : false; }
+bool vkg_get_no_alloc(const struct vkg_context *ctx) {
+    return ctx ? ctx->no_alloc : false;
+}
 
 struct vkg_tensor *vkg_ctx_new_tensor_obj(struct vkg_context *ctx) {
     if (!ctx->chunks || ctx->chunks->used == CHUNK_TENSORS) {

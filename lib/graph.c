@@ -60,24 +60,19 @@ static size_t ptrmap_slot(const struct vkg_ptrmap *m, const void *key) {
 }
 
 bool vkg_ptrmap_get(const struct vkg_ptrmap *m, const void *key, void **val) {
-    if (!m->cap || !key)
-        return false;
+    if (!m->cap || !key) return false;
     size_t i = ptrmap_slot(m, key);
-    if (!m->keys[i])
-        return false;
-    if (val)
-        *val = m->vals[i];
+    if (!m->keys[i]) return false;
+    if (val) *val = m->vals[i];
     return true;
 }
 
 bool vkg_ptrmap_put(struct vkg_ptrmap *m, const void *key, void *val) {
-    if (!m->cap || !key)
-        return false;
+    if (!m->cap || !key) return false;
     size_t i = ptrmap_slot(m, key);
     if (!m->keys[i]) {
         /* Keep at least half the table empty so probes stay short and end. */
-        if (2 * (m->n + 1) > m->cap)
-            return false;
+        if (2 * (m->n + 1) > m->cap) return false;
         m->keys[i] = key;
         m->n++;
     }
@@ -107,8 +102,7 @@ struct vkg_graph *vkg_graph_new(struct vkg_context *ctx, int max_nodes) {
         return NULL;
     }
     struct vkg_graph *g = calloc(1, sizeof *g);
-    if (!g)
-        goto error;
+    if (!g) goto error;
     g->ctx = ctx;
     g->max_nodes = max_nodes;
     g->nodes = calloc((size_t)max_nodes, sizeof *g->nodes);
@@ -125,8 +119,7 @@ error:
 }
 
 void vkg_graph_free(struct vkg_graph *graph) {
-    if (!graph)
-        return;
+    if (!graph) return;
     free(graph->nodes);
     free(graph->leafs);
     vkg_ptrmap_free(&graph->visited);
@@ -152,8 +145,7 @@ enum vkg_status vkg_build_forward_expand(struct vkg_graph *graph, struct vkg_ten
     if (!graph || !t)
         return vkg_error(graph ? graph->ctx : NULL, VKG_STATUS_INVALID_ARGUMENT,
                          "build_forward_expand: %s is NULL", graph ? "tensor" : "graph");
-    if (vkg_ptrmap_get(&graph->visited, t, NULL))
-        return VKG_STATUS_OK;
+    if (vkg_ptrmap_get(&graph->visited, t, NULL)) return VKG_STATUS_OK;
 
     /* Iterative post-order DFS: each frame is a tensor and the next source
      * index to visit. A tensor is marked when first entered; the graph is
@@ -177,8 +169,7 @@ enum vkg_status vkg_build_forward_expand(struct vkg_graph *graph, struct vkg_ten
         struct frame *f = &stack[top - 1];
         if (f->next < VKG_MAX_SRC) {
             struct vkg_tensor *s = f->t->src[f->next++];
-            if (!s || vkg_ptrmap_get(&graph->visited, s, NULL))
-                continue;
+            if (!s || vkg_ptrmap_get(&graph->visited, s, NULL)) continue;
             if (!vkg_ptrmap_put(&graph->visited, s, NULL)) {
                 st = vkg_error(graph->ctx, VKG_STATUS_OUT_OF_MEMORY,
                                "build_forward_expand: graph is full (%d nodes + %d leaves)",
@@ -211,14 +202,12 @@ done:
 
 struct vkg_tensor *vkg_graph_get_grad(const struct vkg_graph *graph, const struct vkg_tensor *t) {
     void *g = NULL;
-    if (!graph || !t || !vkg_ptrmap_get(&graph->grads, t, &g))
-        return NULL;
+    if (!graph || !t || !vkg_ptrmap_get(&graph->grads, t, &g)) return NULL;
     return g;
 }
 
 enum vkg_status vkg_graph_reset(struct vkg_graph *graph) {
-    if (!graph)
-        return vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT, "graph_reset: graph is NULL");
+    if (!graph) return vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT, "graph_reset: graph is NULL");
     struct vkg_tensor *lg = graph->loss_grad;
     if (!lg)
         return vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT,
@@ -237,35 +226,32 @@ enum vkg_status vkg_graph_reset(struct vkg_graph *graph) {
     return vkg_backend_tensor_set(lg, &one, 0, sizeof one);
 }
 
-int vkg_graph_n_nodes(const struct vkg_graph *graph) { return graph ? graph->n_nodes : 0; }
+int vkg_graph_n_nodes(const struct vkg_graph *graph) {
+    return graph ? graph->n_nodes : 0;
+}
 
 struct vkg_tensor *vkg_graph_node(const struct vkg_graph *graph, int i) {
-    if (!graph)
-        return NULL;
-    if (i < 0)
-        i += graph->n_nodes;
+    if (!graph) return NULL;
+    if (i < 0) i += graph->n_nodes;
     return i >= 0 && i < graph->n_nodes ? graph->nodes[i] : NULL;
 }
 
-int vkg_graph_n_leafs(const struct vkg_graph *graph) { return graph ? graph->n_leafs : 0; }
+int vkg_graph_n_leafs(const struct vkg_graph *graph) {
+    return graph ? graph->n_leafs : 0;
+}
 
 struct vkg_tensor *vkg_graph_leaf(const struct vkg_graph *graph, int i) {
-    if (!graph)
-        return NULL;
-    if (i < 0)
-        i += graph->n_leafs;
+    if (!graph) return NULL;
+    if (i < 0) i += graph->n_leafs;
     return i >= 0 && i < graph->n_leafs ? graph->leafs[i] : NULL;
 }
 
 struct vkg_tensor *vkg_graph_loss(const struct vkg_graph *graph) {
-    if (!graph)
-        return NULL;
+    if (!graph) return NULL;
     for (int i = graph->n_nodes - 1; i >= 0; i--)
-        if (graph->nodes[i]->flags & VKG_FLAG_LOSS)
-            return graph->nodes[i];
+        if (graph->nodes[i]->flags & VKG_FLAG_LOSS) return graph->nodes[i];
     for (int i = 0; i < graph->n_leafs; i++)
-        if (graph->leafs[i]->flags & VKG_FLAG_LOSS)
-            return graph->leafs[i];
+        if (graph->leafs[i]->flags & VKG_FLAG_LOSS) return graph->leafs[i];
     return NULL;
 }
 
@@ -292,6 +278,10 @@ enum vkg_status vkg_graph_set_param_grad(struct vkg_graph *graph, const struct v
     return VKG_STATUS_OK;
 }
 
-bool vkg_graph_backward_built(const struct vkg_graph *graph) { return graph->backward_built; }
+bool vkg_graph_backward_built(const struct vkg_graph *graph) {
+    return graph->backward_built;
+}
 
-int vkg_graph_capacity(const struct vkg_graph *graph) { return graph->max_nodes; }
+int vkg_graph_capacity(const struct vkg_graph *graph) {
+    return graph->max_nodes;
+}

@@ -65,8 +65,7 @@ bool vkg_op_is_view(int op) {
 #define D(t, buf) vkg_tensor_describe((t), (buf), sizeof(buf))
 
 static bool check_ctx(struct vkg_context *ctx, const char *who) {
-    if (!ctx)
-        vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT, "%s: ctx is NULL", who);
+    if (!ctx) vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT, "%s: ctx is NULL", who);
     return ctx != NULL;
 }
 
@@ -93,8 +92,7 @@ static bool f32(struct vkg_context *ctx, const char *who, const char *what,
 
 static struct vkg_tensor *new_op(struct vkg_context *ctx, int op, const int64_t ne[4]) {
     struct vkg_tensor *t = vkg_new_tensor_impl(ctx, VKG_TYPE_F32, ne, vkg_op_slug(op));
-    if (t)
-        t->op = op;
+    if (t) t->op = op;
     return t;
 }
 
@@ -109,8 +107,7 @@ static struct vkg_tensor *binary(struct vkg_context *ctx, int op, struct vkg_ten
                                  struct vkg_tensor *b) {
     const char *who = vkg_op_slug(op);
     char da[128], db[128];
-    if (!check_ctx(ctx, who) || !f32(ctx, who, "a", a) || !f32(ctx, who, "b", b))
-        return NULL;
+    if (!check_ctx(ctx, who) || !f32(ctx, who, "a", a) || !f32(ctx, who, "b", b)) return NULL;
     for (int i = 0; i < VKG_MAX_DIMS; i++) {
         if (a->ne[i] % b->ne[i] != 0) {
             vkg_error(ctx, VKG_STATUS_INVALID_ARGUMENT,
@@ -142,18 +139,15 @@ struct vkg_tensor *vkg_mul(struct vkg_context *ctx, struct vkg_tensor *a, struct
 
 static struct vkg_tensor *unary(struct vkg_context *ctx, int op, struct vkg_tensor *a) {
     const char *who = vkg_op_slug(op);
-    if (!check_ctx(ctx, who) || !f32(ctx, who, "a", a))
-        return NULL;
+    if (!check_ctx(ctx, who) || !f32(ctx, who, "a", a)) return NULL;
     struct vkg_tensor *t = new_op(ctx, op, a->ne);
-    if (t)
-        t->src[0] = a;
+    if (t) t->src[0] = a;
     return t;
 }
 
 struct vkg_tensor *vkg_scale(struct vkg_context *ctx, struct vkg_tensor *a, float s) {
     struct vkg_tensor *t = unary(ctx, VKG_OP_SCALE, a);
-    if (t)
-        memcpy(&t->op_params[0], &s, sizeof s);
+    if (t) memcpy(&t->op_params[0], &s, sizeof s);
     return t;
 }
 
@@ -166,20 +160,17 @@ struct vkg_tensor *vkg_sqr(struct vkg_context *ctx, struct vkg_tensor *a) {
 }
 
 struct vkg_tensor *vkg_sum(struct vkg_context *ctx, struct vkg_tensor *a) {
-    if (!check_ctx(ctx, "sum") || !f32(ctx, "sum", "a", a))
-        return NULL;
+    if (!check_ctx(ctx, "sum") || !f32(ctx, "sum", "a", a)) return NULL;
     struct vkg_tensor *t = new_op_1d(ctx, VKG_OP_SUM, 1);
-    if (t)
-        t->src[0] = a;
+    if (t) t->src[0] = a;
     return t;
 }
 
 struct vkg_tensor *vkg_sum_rows(struct vkg_context *ctx, struct vkg_tensor *a) {
-    if (!check_ctx(ctx, "sum_rows") || !f32(ctx, "sum_rows", "a", a))
-        return NULL;
-    struct vkg_tensor *t = new_op(ctx, VKG_OP_SUM_ROWS, (int64_t[]){1, a->ne[1], a->ne[2], a->ne[3]});
-    if (t)
-        t->src[0] = a;
+    if (!check_ctx(ctx, "sum_rows") || !f32(ctx, "sum_rows", "a", a)) return NULL;
+    struct vkg_tensor *t =
+        new_op(ctx, VKG_OP_SUM_ROWS, (int64_t[]){1, a->ne[1], a->ne[2], a->ne[3]});
+    if (t) t->src[0] = a;
     return t;
 }
 
@@ -189,8 +180,7 @@ static struct vkg_tensor *repeat_like(struct vkg_context *ctx, int op, struct vk
                                       struct vkg_tensor *b) {
     const char *who = vkg_op_slug(op);
     char da[128], db[128];
-    if (!check_ctx(ctx, who) || !f32(ctx, who, "a", a))
-        return NULL;
+    if (!check_ctx(ctx, who) || !f32(ctx, who, "a", a)) return NULL;
     if (!b) {
         vkg_error(ctx, VKG_STATUS_INVALID_ARGUMENT, "%s: b (the shape) is NULL", who);
         return NULL;
@@ -251,8 +241,7 @@ struct vkg_tensor *vkg_view_back(struct vkg_context *ctx, struct vkg_tensor *g,
     }
     struct vkg_tensor *root = view->view_src;
     struct vkg_tensor *t = new_op(ctx, VKG_OP_VIEW_BACK, root->ne);
-    if (!t)
-        return NULL;
+    if (!t) return NULL;
     for (int i = 0; i < VKG_MAX_DIMS; i++) {
         t->op_params[i] = (int32_t)view->ne[i];
         t->op_params[4 + i] = (int32_t)view->nb[i];
@@ -279,20 +268,20 @@ static bool check_batch(struct vkg_context *ctx, const char *who, const struct v
     return true;
 }
 
-struct vkg_tensor *vkg_mul_mat(struct vkg_context *ctx, struct vkg_tensor *a, struct vkg_tensor *b) {
+struct vkg_tensor *vkg_mul_mat(struct vkg_context *ctx, struct vkg_tensor *a,
+                               struct vkg_tensor *b) {
     char da[128], db[128];
     const char *who = "mul_mat";
-    if (!check_ctx(ctx, who) || !f32(ctx, who, "a", a) || !f32(ctx, who, "b", b))
-        return NULL;
+    if (!check_ctx(ctx, who) || !f32(ctx, who, "a", a) || !f32(ctx, who, "b", b)) return NULL;
     if (a->ne[0] != b->ne[0]) {
         vkg_error(ctx, VKG_STATUS_INVALID_ARGUMENT,
                   "mul_mat: a %s and b %s: inner dims differ (a.ne[0]=%lld, b.ne[0]=%lld)",
                   D(a, da), D(b, db), (long long)a->ne[0], (long long)b->ne[0]);
         return NULL;
     }
-    if (!check_batch(ctx, who, a, b))
-        return NULL;
-    struct vkg_tensor *t = new_op(ctx, VKG_OP_MUL_MAT, (int64_t[]){a->ne[1], b->ne[1], b->ne[2], b->ne[3]});
+    if (!check_batch(ctx, who, a, b)) return NULL;
+    struct vkg_tensor *t =
+        new_op(ctx, VKG_OP_MUL_MAT, (int64_t[]){a->ne[1], b->ne[1], b->ne[2], b->ne[3]});
     if (t) {
         t->src[0] = a;
         t->src[1] = b;
@@ -300,20 +289,20 @@ struct vkg_tensor *vkg_mul_mat(struct vkg_context *ctx, struct vkg_tensor *a, st
     return t;
 }
 
-struct vkg_tensor *vkg_out_prod(struct vkg_context *ctx, struct vkg_tensor *a, struct vkg_tensor *b) {
+struct vkg_tensor *vkg_out_prod(struct vkg_context *ctx, struct vkg_tensor *a,
+                                struct vkg_tensor *b) {
     char da[128], db[128];
     const char *who = "out_prod";
-    if (!check_ctx(ctx, who) || !f32(ctx, who, "a", a) || !f32(ctx, who, "b", b))
-        return NULL;
+    if (!check_ctx(ctx, who) || !f32(ctx, who, "a", a) || !f32(ctx, who, "b", b)) return NULL;
     if (a->ne[1] != b->ne[1]) {
         vkg_error(ctx, VKG_STATUS_INVALID_ARGUMENT,
                   "out_prod: a %s and b %s: summed dims differ (a.ne[1]=%lld, b.ne[1]=%lld)",
                   D(a, da), D(b, db), (long long)a->ne[1], (long long)b->ne[1]);
         return NULL;
     }
-    if (!check_batch(ctx, who, a, b))
-        return NULL;
-    struct vkg_tensor *t = new_op(ctx, VKG_OP_OUT_PROD, (int64_t[]){a->ne[0], b->ne[0], b->ne[2], b->ne[3]});
+    if (!check_batch(ctx, who, a, b)) return NULL;
+    struct vkg_tensor *t =
+        new_op(ctx, VKG_OP_OUT_PROD, (int64_t[]){a->ne[0], b->ne[0], b->ne[2], b->ne[3]});
     if (t) {
         t->src[0] = a;
         t->src[1] = b;
@@ -346,8 +335,7 @@ struct vkg_tensor *vkg_cross_entropy_loss(struct vkg_context *ctx, struct vkg_te
 static bool check_conv(struct vkg_context *ctx, const char *who, const struct vkg_tensor *sx,
                        const struct vkg_tensor *c) {
     char ds[128], dc[128];
-    if (!f32(ctx, who, "sx", sx) || !f32(ctx, who, "c", c))
-        return false;
+    if (!f32(ctx, who, "sx", sx) || !f32(ctx, who, "c", c)) return false;
     if (c->ne[1] != sx->ne[1] || c->ne[2] != 1 || c->ne[3] != 1 || sx->ne[3] != 1 ||
         sx->ne[0] < c->ne[0]) {
         vkg_error(ctx, VKG_STATUS_INVALID_ARGUMENT,
@@ -361,8 +349,7 @@ static bool check_conv(struct vkg_context *ctx, const char *who, const struct vk
 
 struct vkg_tensor *vkg_ssm_conv(struct vkg_context *ctx, struct vkg_tensor *sx,
                                 struct vkg_tensor *c) {
-    if (!check_ctx(ctx, "ssm_conv") || !check_conv(ctx, "ssm_conv", sx, c))
-        return NULL;
+    if (!check_ctx(ctx, "ssm_conv") || !check_conv(ctx, "ssm_conv", sx, c)) return NULL;
     int64_t n_t = sx->ne[0] - c->ne[0] + 1;
     struct vkg_tensor *t = new_op(ctx, VKG_OP_SSM_CONV, (int64_t[]){sx->ne[1], n_t, sx->ne[2], 1});
     if (t) {
@@ -393,12 +380,10 @@ static bool shape_is(const struct vkg_tensor *t, int64_t n0, int64_t n1, int64_t
 static bool check_scan(struct vkg_context *ctx, const char *who, struct vkg_tensor *const in[7]) {
     static const char *const names[7] = {"s", "x", "dt", "A", "B", "C", "ids"};
     for (int i = 0; i < 6; i++)
-        if (!f32(ctx, who, names[i], in[i]))
-            return false;
-    if (!check_type(ctx, who, "ids", in[6], VKG_TYPE_I32))
-        return false;
-    const struct vkg_tensor *s = in[0], *x = in[1], *dt = in[2], *A = in[3], *B = in[4],
-                            *C = in[5], *ids = in[6];
+        if (!f32(ctx, who, names[i], in[i])) return false;
+    if (!check_type(ctx, who, "ids", in[6], VKG_TYPE_I32)) return false;
+    const struct vkg_tensor *s = in[0], *x = in[1], *dt = in[2], *A = in[3], *B = in[4], *C = in[5],
+                            *ids = in[6];
     int64_t d_state = s->ne[0], head_dim = x->ne[0], n_head = x->ne[1], n_tok = x->ne[2],
             n_seqs = x->ne[3], n_group = B->ne[1];
     bool mamba1 = A->ne[0] != 1;
@@ -426,10 +411,10 @@ static bool check_scan(struct vkg_context *ctx, const char *who, struct vkg_tens
     if (why) {
         char b[6][128];
         vkg_error(ctx, VKG_STATUS_INVALID_ARGUMENT,
-                  "%s: %s; got s %s, x %s, dt %s, A %s, B %s, C %s, ids [%lld,%lld,%lld,%lld]",
-                  who, why, D(s, b[0]), D(x, b[1]), D(dt, b[2]), D(A, b[3]), D(B, b[4]),
-                  D(C, b[5]), (long long)ids->ne[0], (long long)ids->ne[1],
-                  (long long)ids->ne[2], (long long)ids->ne[3]);
+                  "%s: %s; got s %s, x %s, dt %s, A %s, B %s, C %s, ids [%lld,%lld,%lld,%lld]", who,
+                  why, D(s, b[0]), D(x, b[1]), D(dt, b[2]), D(A, b[3]), D(B, b[4]), D(C, b[5]),
+                  (long long)ids->ne[0], (long long)ids->ne[1], (long long)ids->ne[2],
+                  (long long)ids->ne[3]);
         return false;
     }
     return true;
@@ -439,15 +424,12 @@ static int64_t scan_states_n(const struct vkg_tensor *s, const struct vkg_tensor
     return s->ne[0] * s->ne[1] * s->ne[2] * x->ne[3];
 }
 
-struct vkg_tensor *vkg_ssm_scan(struct vkg_context *ctx, struct vkg_tensor *s,
-                                struct vkg_tensor *x, struct vkg_tensor *dt, struct vkg_tensor *A,
-                                struct vkg_tensor *B, struct vkg_tensor *C,
-                                struct vkg_tensor *ids) {
+struct vkg_tensor *vkg_ssm_scan(struct vkg_context *ctx, struct vkg_tensor *s, struct vkg_tensor *x,
+                                struct vkg_tensor *dt, struct vkg_tensor *A, struct vkg_tensor *B,
+                                struct vkg_tensor *C, struct vkg_tensor *ids) {
     struct vkg_tensor *in[7] = {s, x, dt, A, B, C, ids};
-    if (!check_ctx(ctx, "ssm_scan") || !check_scan(ctx, "ssm_scan", in))
-        return NULL;
-    struct vkg_tensor *t =
-        new_op_1d(ctx, VKG_OP_SSM_SCAN, vkg_nelements(x) + scan_states_n(s, x));
+    if (!check_ctx(ctx, "ssm_scan") || !check_scan(ctx, "ssm_scan", in)) return NULL;
+    struct vkg_tensor *t = new_op_1d(ctx, VKG_OP_SSM_SCAN, vkg_nelements(x) + scan_states_n(s, x));
     if (t)
         for (int i = 0; i < 7; i++)
             t->src[i] = in[i];
@@ -468,8 +450,8 @@ static bool check_packed(struct vkg_context *ctx, const char *who, const struct 
                          int op) {
     char d[128];
     if (!packed || packed->op != op) {
-        vkg_error(ctx, VKG_STATUS_INVALID_ARGUMENT, "%s: %s is not a %s result", who,
-                  D(packed, d), vkg_op_slug(op));
+        vkg_error(ctx, VKG_STATUS_INVALID_ARGUMENT, "%s: %s is not a %s result", who, D(packed, d),
+                  vkg_op_slug(op));
         return false;
     }
     return true;
@@ -479,8 +461,7 @@ struct vkg_tensor *vkg_ssm_scan_output(struct vkg_context *ctx, struct vkg_tenso
                                        struct vkg_tensor *x) {
     const char *who = "ssm_scan_output";
     char dx[128];
-    if (!check_ctx(ctx, who) || !check_packed(ctx, who, scan, VKG_OP_SSM_SCAN))
-        return NULL;
+    if (!check_ctx(ctx, who) || !check_packed(ctx, who, scan, VKG_OP_SSM_SCAN)) return NULL;
     if (!x || !vkg_same_shape(x, scan->src[1])) {
         vkg_error(ctx, VKG_STATUS_INVALID_ARGUMENT, "%s: x %s is not the scan's x", who, D(x, dx));
         return NULL;
@@ -492,8 +473,7 @@ struct vkg_tensor *vkg_ssm_scan_states(struct vkg_context *ctx, struct vkg_tenso
                                        struct vkg_tensor *s) {
     const char *who = "ssm_scan_states";
     char ds[128];
-    if (!check_ctx(ctx, who) || !check_packed(ctx, who, scan, VKG_OP_SSM_SCAN))
-        return NULL;
+    if (!check_ctx(ctx, who) || !check_packed(ctx, who, scan, VKG_OP_SSM_SCAN)) return NULL;
     if (!s || !vkg_same_shape(s, scan->src[0])) {
         vkg_error(ctx, VKG_STATUS_INVALID_ARGUMENT, "%s: s %s is not the scan's s", who, D(s, ds));
         return NULL;
@@ -537,8 +517,7 @@ struct vkg_tensor *vkg_ssm_conv_back(struct vkg_context *ctx, struct vkg_tensor 
                                      struct vkg_tensor *c, struct vkg_tensor *g) {
     char dg[128];
     const char *who = "ssm_conv_back";
-    if (!check_ctx(ctx, who) || !check_conv(ctx, who, sx, c) || !f32(ctx, who, "g", g))
-        return NULL;
+    if (!check_ctx(ctx, who) || !check_conv(ctx, who, sx, c) || !f32(ctx, who, "g", g)) return NULL;
     int64_t n_t = sx->ne[0] - c->ne[0] + 1;
     if (!shape_is(g, sx->ne[1], n_t, sx->ne[2], 1)) {
         vkg_error(ctx, VKG_STATUS_INVALID_ARGUMENT,
@@ -560,8 +539,7 @@ struct vkg_tensor *vkg_ssm_conv_back_d_sx(struct vkg_context *ctx, struct vkg_te
                                           struct vkg_tensor *sx) {
     const char *who = "ssm_conv_back_d_sx";
     char d[128];
-    if (!check_ctx(ctx, who) || !check_packed(ctx, who, back, VKG_OP_SSM_CONV_BACK))
-        return NULL;
+    if (!check_ctx(ctx, who) || !check_packed(ctx, who, back, VKG_OP_SSM_CONV_BACK)) return NULL;
     if (!sx || !vkg_same_shape(sx, back->src[0])) {
         vkg_error(ctx, VKG_STATUS_INVALID_ARGUMENT, "%s: sx %s is not the conv's sx", who,
                   D(sx, d));
@@ -574,8 +552,7 @@ struct vkg_tensor *vkg_ssm_conv_back_d_c(struct vkg_context *ctx, struct vkg_ten
                                          struct vkg_tensor *sx, struct vkg_tensor *c) {
     const char *who = "ssm_conv_back_d_c";
     char d[128];
-    if (!check_ctx(ctx, who) || !check_packed(ctx, who, back, VKG_OP_SSM_CONV_BACK))
-        return NULL;
+    if (!check_ctx(ctx, who) || !check_packed(ctx, who, back, VKG_OP_SSM_CONV_BACK)) return NULL;
     if (!sx || !c || !vkg_same_shape(sx, back->src[0]) || !vkg_same_shape(c, back->src[1])) {
         vkg_error(ctx, VKG_STATUS_INVALID_ARGUMENT, "%s: sx/c (c %s) are not the conv's inputs",
                   who, D(c, d));
@@ -592,8 +569,7 @@ struct vkg_tensor *vkg_ssm_scan_back(struct vkg_context *ctx, struct vkg_tensor 
     const char *who = "ssm_scan_back";
     char dg[128];
     struct vkg_tensor *in[7] = {s, x, dt, A, B, C, ids};
-    if (!check_ctx(ctx, who) || !check_scan(ctx, who, in) || !f32(ctx, who, "g", g))
-        return NULL;
+    if (!check_ctx(ctx, who) || !check_scan(ctx, who, in) || !f32(ctx, who, "g", g)) return NULL;
     /* g is read as the packed (g_y, g_S) vector: it must be contiguous. */
     int64_t n_out = vkg_nelements(x) + scan_states_n(s, x);
     if (vkg_nelements(g) != n_out || !vkg_is_contiguous(g)) {
@@ -618,8 +594,7 @@ struct vkg_tensor *vkg_ssm_scan_back_part(struct vkg_context *ctx, struct vkg_te
                                           enum vkg_scan_grad part, struct vkg_tensor *like) {
     const char *who = "ssm_scan_back_part";
     char d[128];
-    if (!check_ctx(ctx, who) || !check_packed(ctx, who, back, VKG_OP_SSM_SCAN_BACK))
-        return NULL;
+    if (!check_ctx(ctx, who) || !check_packed(ctx, who, back, VKG_OP_SSM_SCAN_BACK)) return NULL;
     if ((int)part < 0 || (int)part > VKG_SCAN_D_C) {
         vkg_error(ctx, VKG_STATUS_INVALID_ARGUMENT, "%s: part %d not in 0..5", who, (int)part);
         return NULL;

@@ -24,17 +24,23 @@
 
 size_t vkg_type_size(enum vkg_type type) {
     switch (type) {
-    case VKG_TYPE_F32: return 4;
-    case VKG_TYPE_I32: return 4;
-    default: return 0;
+    case VKG_TYPE_F32:
+        return 4;
+    case VKG_TYPE_I32:
+        return 4;
+    default:
+        return 0;
     }
 }
 
 const char *vkg_type_name(enum vkg_type type) {
     switch (type) {
-    case VKG_TYPE_F32: return "f32";
-    case VKG_TYPE_I32: return "i32";
-    default: return "?";
+    case VKG_TYPE_F32:
+        return "f32";
+    case VKG_TYPE_I32:
+        return "i32";
+    default:
+        return "?";
     }
 }
 
@@ -58,8 +64,7 @@ struct vkg_tensor *vkg_new_tensor_impl(struct vkg_context *ctx, enum vkg_type ty
         n *= ne[i];
     }
     struct vkg_tensor *t = vkg_ctx_new_tensor_obj(ctx);
-    if (!t)
-        return NULL;
+    if (!t) return NULL;
     t->type = type;
     for (int i = 0; i < VKG_MAX_DIMS; i++) {
         t->ne[i] = ne[i];
@@ -68,8 +73,7 @@ struct vkg_tensor *vkg_new_tensor_impl(struct vkg_context *ctx, enum vkg_type ty
     t->op = VKG_OP_NONE;
     if (!vkg_get_no_alloc(ctx)) {
         t->data = vkg_ctx_alloc_data(ctx, (size_t)n * ts, who);
-        if (!t->data)
-            return NULL; /* the object stays in the context, unreachable */
+        if (!t->data) return NULL; /* the object stays in the context, unreachable */
     }
     return t;
 }
@@ -117,13 +121,11 @@ struct vkg_tensor *vkg_new_tensor_4d(struct vkg_context *ctx, enum vkg_type type
 /* ---- roles ---------------------------------------------------------------- */
 
 void vkg_set_param(struct vkg_tensor *t) {
-    if (t)
-        t->flags |= VKG_FLAG_PARAM;
+    if (t) t->flags |= VKG_FLAG_PARAM;
 }
 
 void vkg_set_loss(struct vkg_tensor *t) {
-    if (!t)
-        return;
+    if (!t) return;
     if (t->type != VKG_TYPE_F32 || vkg_nelements(t) != 1) {
         char d[128];
         vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT,
@@ -135,32 +137,27 @@ void vkg_set_loss(struct vkg_tensor *t) {
 }
 
 void vkg_set_output(struct vkg_tensor *t) {
-    if (t)
-        t->flags |= VKG_FLAG_OUTPUT;
+    if (t) t->flags |= VKG_FLAG_OUTPUT;
 }
 
 void vkg_set_input(struct vkg_tensor *t) {
-    if (t)
-        t->flags |= VKG_FLAG_INPUT;
+    if (t) t->flags |= VKG_FLAG_INPUT;
 }
 
 void vkg_set_name(struct vkg_tensor *t, const char *name) {
-    if (!t)
-        return;
+    if (!t) return;
     snprintf(t->name, sizeof t->name, "%s", name ? name : "");
 }
 
 /* ---- shape queries -------------------------------------------------------- */
 
 int64_t vkg_nelements(const struct vkg_tensor *t) {
-    if (!t)
-        return 0;
+    if (!t) return 0;
     return t->ne[0] * t->ne[1] * t->ne[2] * t->ne[3];
 }
 
 size_t vkg_nbytes(const struct vkg_tensor *t) {
-    if (!t)
-        return 0;
+    if (!t) return 0;
     size_t n = vkg_type_size(t->type);
     for (int i = 0; i < VKG_MAX_DIMS; i++)
         n += (size_t)(t->ne[i] - 1) * t->nb[i];
@@ -168,34 +165,28 @@ size_t vkg_nbytes(const struct vkg_tensor *t) {
 }
 
 int vkg_n_dims(const struct vkg_tensor *t) {
-    if (!t)
-        return 1;
+    if (!t) return 1;
     for (int i = VKG_MAX_DIMS - 1; i >= 1; i--)
-        if (t->ne[i] > 1)
-            return i + 1;
+        if (t->ne[i] > 1) return i + 1;
     return 1;
 }
 
 /* Dims of size 1 do not constrain their stride: the elements are at the same
  * addresses whatever it is. */
 bool vkg_is_contiguous(const struct vkg_tensor *t) {
-    if (!t)
-        return false;
+    if (!t) return false;
     size_t expect = vkg_type_size(t->type);
     for (int i = 0; i < VKG_MAX_DIMS; i++) {
-        if (t->ne[i] != 1 && t->nb[i] != expect)
-            return false;
+        if (t->ne[i] != 1 && t->nb[i] != expect) return false;
         expect *= (size_t)t->ne[i];
     }
     return true;
 }
 
 bool vkg_same_shape(const struct vkg_tensor *a, const struct vkg_tensor *b) {
-    if (!a || !b)
-        return false;
+    if (!a || !b) return false;
     for (int i = 0; i < VKG_MAX_DIMS; i++)
-        if (a->ne[i] != b->ne[i])
-            return false;
+        if (a->ne[i] != b->ne[i]) return false;
     return true;
 }
 
@@ -206,8 +197,7 @@ struct vkg_tensor *vkg_storage_root(struct vkg_tensor *t) {
 }
 
 char *vkg_tensor_describe(const struct vkg_tensor *t, char *buf, size_t size) {
-    if (!buf || size == 0)
-        return buf;
+    if (!buf || size == 0) return buf;
     if (!t) {
         snprintf(buf, size, "NULL");
         return buf;
@@ -260,14 +250,13 @@ struct vkg_tensor *vkg_view_impl(struct vkg_context *ctx, struct vkg_tensor *a, 
         vkg_error(ctx, VKG_STATUS_INVALID_ARGUMENT,
                   "%s: view [%lld,%lld,%lld,%lld] nb [%zu,%zu,%zu,%zu] at offset %zu of %s "
                   "reaches outside its storage (%zu bytes, view needs %zu from byte %zu)",
-                  who, (long long)ne[0], (long long)ne[1], (long long)ne[2], (long long)ne[3], nb[0],
-                  nb[1], nb[2], nb[3], offs, vkg_tensor_describe(a, da, sizeof da), root_bytes,
-                  span, base + offs);
+                  who, (long long)ne[0], (long long)ne[1], (long long)ne[2], (long long)ne[3],
+                  nb[0], nb[1], nb[2], nb[3], offs, vkg_tensor_describe(a, da, sizeof da),
+                  root_bytes, span, base + offs);
         return NULL;
     }
     struct vkg_tensor *t = vkg_ctx_new_tensor_obj(ctx);
-    if (!t)
-        return NULL;
+    if (!t) return NULL;
     t->type = a->type;
     for (int i = 0; i < VKG_MAX_DIMS; i++) {
         t->ne[i] = ne[i];
@@ -281,8 +270,7 @@ struct vkg_tensor *vkg_view_impl(struct vkg_context *ctx, struct vkg_tensor *a, 
         t->buffer = root->buffer;
         t->offset = root->offset + t->view_offs;
     }
-    if (root->data)
-        t->data = (char *)root->data + t->view_offs;
+    if (root->data) t->data = (char *)root->data + t->view_offs;
     return t;
 }
 
@@ -382,8 +370,7 @@ struct vkg_tensor *vkg_reshape_4d(struct vkg_context *ctx, struct vkg_tensor *a,
 }
 
 struct vkg_tensor *vkg_transpose(struct vkg_context *ctx, struct vkg_tensor *a) {
-    if (!a)
-        return vkg_view_impl(ctx, a, VKG_OP_TRANSPOSE, NULL, NULL, 0, "transpose");
+    if (!a) return vkg_view_impl(ctx, a, VKG_OP_TRANSPOSE, NULL, NULL, 0, "transpose");
     int64_t ne[4] = {a->ne[1], a->ne[0], a->ne[2], a->ne[3]};
     size_t nb[4] = {a->nb[1], a->nb[0], a->nb[2], a->nb[3]};
     return vkg_view_impl(ctx, a, VKG_OP_TRANSPOSE, ne, nb, 0, "transpose");
@@ -392,8 +379,7 @@ struct vkg_tensor *vkg_transpose(struct vkg_context *ctx, struct vkg_tensor *a) 
 struct vkg_tensor *vkg_permute(struct vkg_context *ctx, struct vkg_tensor *a, int axis0, int axis1,
                                int axis2, int axis3) {
     int axes[4] = {axis0, axis1, axis2, axis3};
-    if (!a)
-        return vkg_view_impl(ctx, a, VKG_OP_PERMUTE, NULL, NULL, 0, "permute");
+    if (!a) return vkg_view_impl(ctx, a, VKG_OP_PERMUTE, NULL, NULL, 0, "permute");
     int seen = 0;
     for (int i = 0; i < 4; i++) {
         if (axes[i] < 0 || axes[i] > 3 || (seen & (1 << axes[i]))) {
@@ -430,8 +416,7 @@ struct vkg_tensor *vkg_cont(struct vkg_context *ctx, struct vkg_tensor *a) {
         return NULL;
     }
     struct vkg_tensor *t = vkg_new_tensor_impl(ctx, VKG_TYPE_F32, a->ne, "cont");
-    if (!t)
-        return NULL;
+    if (!t) return NULL;
     t->op = VKG_OP_CONT;
     t->src[0] = a;
     return t;
