@@ -32,8 +32,8 @@ static int online_cores(void) {
 }
 
 static void describe(struct cpu_backend *cpu) {
-    snprintf(cpu->description, sizeof(cpu->description), "CPU (%d cores, %d threads, OpenBLAS sgemm)",
-             cpu->n_cores, cpu->n_threads);
+    snprintf(cpu->description, sizeof(cpu->description),
+             "CPU (%d cores, %d threads, OpenBLAS sgemm)", cpu->n_cores, cpu->n_threads);
 }
 
 static const char *cpu_get_name(struct vkg_backend *backend) {
@@ -48,8 +48,7 @@ static const char *cpu_get_description(struct vkg_backend *backend) {
 
 static void cpu_free(struct vkg_backend *backend) {
     struct cpu_backend *cpu = backend->priv;
-    if (!cpu)
-        return;
+    if (!cpu) return;
     vkg_cpu_pool_free(cpu->pool);
     free(cpu);
     backend->priv = NULL;
@@ -79,8 +78,7 @@ static bool cpu_supports_op(struct vkg_backend *backend, const struct vkg_tensor
     }
     for (int i = 0; i < VKG_MAX_SRC; i++) {
         const struct vkg_tensor *s = node->src[i];
-        if (!s)
-            continue;
+        if (!s) continue;
         enum vkg_type want = op_src_is_ids(op, i) ? VKG_TYPE_I32 : VKG_TYPE_F32;
         if (s->type != want) {
             vkg_reason(reason, reason_size, "cpu: %s src%d type %s (needs %s)", vkg_op_slug(op), i,
@@ -93,17 +91,13 @@ static bool cpu_supports_op(struct vkg_backend *backend, const struct vkg_tensor
 
 static struct vkg_buffer *cpu_buffer_alloc(struct vkg_backend *backend, size_t size) {
     struct vkg_buffer *buf = calloc(1, sizeof(*buf));
-    if (!buf)
-        goto oom;
+    if (!buf) goto oom;
     /* aligned_alloc needs a size that is a multiple of the alignment. */
     size_t padded = (size + CPU_ALIGNMENT - 1) / CPU_ALIGNMENT * CPU_ALIGNMENT;
-    if (padded < size)
-        goto oom_buf;
-    if (padded == 0)
-        padded = CPU_ALIGNMENT;
+    if (padded < size) goto oom_buf;
+    if (padded == 0) padded = CPU_ALIGNMENT;
     buf->host = aligned_alloc(CPU_ALIGNMENT, padded);
-    if (!buf->host)
-        goto oom_buf;
+    if (!buf->host) goto oom_buf;
     buf->backend = backend;
     buf->size = size;
     return buf;
@@ -116,8 +110,7 @@ oom:
 }
 
 static void cpu_buffer_free(struct vkg_buffer *buffer) {
-    if (!buffer)
-        return;
+    if (!buffer) return;
     free(buffer->host);
     free(buffer);
 }
@@ -139,8 +132,7 @@ static enum vkg_status run_node(struct vkg_cpu_pool *pool, int n_threads, struct
                              vkg_op_slug(node->op), node->name, i, node->src[i]->name);
     }
     struct vkg_cpu_exec ex = {.pool = pool, .n_threads = n_threads};
-    if (ex.n_threads > vkg_cpu_pool_size(pool))
-        ex.n_threads = vkg_cpu_pool_size(pool);
+    if (ex.n_threads > vkg_cpu_pool_size(pool)) ex.n_threads = vkg_cpu_pool_size(pool);
 
     switch ((enum vkg_op)node->op) {
     case VKG_OP_CONT:
@@ -194,8 +186,7 @@ enum vkg_status vkg_cpu_compute_node(struct vkg_tensor *node, int n_threads) {
     struct vkg_cpu_pool *pool = NULL;
     if (n_threads > 1) {
         pool = vkg_cpu_pool_new(n_threads);
-        if (!pool)
-            return VKG_STATUS_OUT_OF_MEMORY;
+        if (!pool) return VKG_STATUS_OUT_OF_MEMORY;
     }
     enum vkg_status st = run_node(pool, n_threads, node);
     vkg_cpu_pool_free(pool);
@@ -207,16 +198,13 @@ static enum vkg_status cpu_graph_compute(struct vkg_backend *backend, struct vkg
     struct cpu_backend *cpu = backend->priv;
     if (cpu->n_threads > 1 && !cpu->pool) {
         cpu->pool = vkg_cpu_pool_new(cpu->n_threads);
-        if (!cpu->pool)
-            return VKG_STATUS_OUT_OF_MEMORY;
+        if (!cpu->pool) return VKG_STATUS_OUT_OF_MEMORY;
     }
     for (int i = 0; i < n_nodes; i++) {
         struct vkg_tensor *node = nodes[i];
-        if (vkg_op_is_view(node->op) || node->op == VKG_OP_NONE)
-            continue;
+        if (vkg_op_is_view(node->op) || node->op == VKG_OP_NONE) continue;
         enum vkg_status st = run_node(cpu->pool, cpu->n_threads, node);
-        if (st != VKG_STATUS_OK)
-            return st;
+        if (st != VKG_STATUS_OK) return st;
     }
     return VKG_STATUS_OK;
 }

@@ -54,10 +54,8 @@ static inline void vkg_cpu_range(int64_t n, int ith, int nth, int64_t *lo, int64
 
 /* Host address of a tensor's first element (NULL when not host-addressable). */
 static inline void *vkg_cpu_data(const struct vkg_tensor *t) {
-    if (t->data)
-        return t->data;
-    if (t->buffer && t->buffer->host)
-        return (char *)t->buffer->host + t->offset;
+    if (t->data) return t->data;
+    if (t->buffer && t->buffer->host) return (char *)t->buffer->host + t->offset;
     return NULL;
 }
 

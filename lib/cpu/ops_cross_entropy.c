@@ -72,16 +72,19 @@ static void ce_backward_rows(void *arg, int ith, int nth) {
     for (int64_t r = lo; r < hi; r++) {
         const char *x = row_ptr(t->logits, t->px, r), *l = row_ptr(t->labels, t->pl, r);
         float *d = t->dst + r * nc;
-        float mx, sum;
-        row_softmax_stats(x, sx, nc, &mx, &sum);
-        float lsum = 0.0f;
+        float mx = -INFINITY;
         for (int64_t i = 0; i < nc; i++)
-            lsum += AT(l, sl, i);
-        const float inv = 1.0f / sum;
+            mx = fmaxf(mx, AT(x, sx, i));
+        /* One exp per element: keep exp(x − max) in d until the row sum is known. */
+        float sum = 0.0f, lsum = 0.0f;
         for (int64_t i = 0; i < nc; i++) {
-            float sm = expf(AT(x, sx, i) - mx) * inv;
-            d[i] = t->gscale * (sm * lsum - AT(l, sl, i));
+            d[i] = expf(AT(x, sx, i) - mx);
+            sum += d[i];
+            lsum += AT(l, sl, i);
         }
+        const float inv = 1.0f / sum;
+        for (int64_t i = 0; i < nc; i++)
+            d[i] = t->gscale * ((d[i] * inv) * lsum - AT(l, sl, i));
     }
 }
 

@@ -39,7 +39,8 @@ static int64_t n_rows(const struct vkg_tensor *t) {
     return t->ne[1] * t->ne[2] * t->ne[3];
 }
 
-static void row_index(const struct vkg_tensor *t, int64_t r, int64_t *i1, int64_t *i2, int64_t *i3) {
+static void row_index(const struct vkg_tensor *t, int64_t r, int64_t *i1, int64_t *i2,
+                      int64_t *i3) {
     *i1 = r % t->ne[1];
     *i2 = (r / t->ne[1]) % t->ne[2];
     *i3 = r / (t->ne[1] * t->ne[2]);
@@ -174,8 +175,7 @@ static void zero_dst(void *arg, int ith, int nth) {
     const struct ew_task *t = arg;
     int64_t lo, hi;
     vkg_cpu_range(vkg_nelements(t->node), ith, nth, &lo, &hi);
-    if (hi > lo)
-        memset(t->dst + lo, 0, (size_t)(hi - lo) * sizeof(float));
+    if (hi > lo) memset(t->dst + lo, 0, (size_t)(hi - lo) * sizeof(float));
 }
 
 /* VIEW_BACK scatter over rows of the view (g has the view's shape). */
@@ -192,7 +192,8 @@ static void view_back_rows(void *arg, int ith, int nth) {
         const char *src = t->pa + vkg_elem_offs(g, 0, i1, i2, i3);
         char *row = base + (size_t)i1 * t->vnb[1] + (size_t)i2 * t->vnb[2] + (size_t)i3 * t->vnb[3];
         for (int64_t i0 = 0; i0 < t->vne[0]; i0++)
-            *(float *)(row + (size_t)i0 * t->vnb[0]) += *(const float *)(src + (size_t)i0 * g->nb[0]);
+            *(float *)(row + (size_t)i0 * t->vnb[0]) +=
+                *(const float *)(src + (size_t)i0 * g->nb[0]);
     }
 }
 
@@ -201,8 +202,7 @@ static void view_back_rows(void *arg, int ith, int nth) {
 static bool view_is_injective(const int64_t ne[4], const size_t nb[4]) {
     int idx[4], n = 0;
     for (int i = 0; i < 4; i++)
-        if (ne[i] > 1)
-            idx[n++] = i;
+        if (ne[i] > 1) idx[n++] = i;
     for (int i = 1; i < n; i++) /* insertion sort by stride */
         for (int j = i; j > 0 && nb[idx[j]] < nb[idx[j - 1]]; j--) {
             int tmp = idx[j];
@@ -211,8 +211,7 @@ static bool view_is_injective(const int64_t ne[4], const size_t nb[4]) {
         }
     size_t extent = sizeof(float);
     for (int i = 0; i < n; i++) {
-        if (nb[idx[i]] < extent)
-            return false;
+        if (nb[idx[i]] < extent) return false;
         extent = nb[idx[i]] * (size_t)ne[idx[i]];
     }
     return true;
@@ -237,9 +236,10 @@ static enum vkg_status view_back(const struct vkg_cpu_exec *ex, struct ew_task *
     t->voffs = (size_t)(uint32_t)node->op_params[8];
     size_t bytes = (size_t)vkg_nelements(node) * sizeof(float);
     if (t->voffs % sizeof(float) != 0 || t->voffs + last + sizeof(float) > bytes)
-        return vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT,
-                         "CPU: view_back: view (offset %zu, last byte %zu) outside the %zu-byte root",
-                         t->voffs, t->voffs + last + sizeof(float), bytes);
+        return vkg_error(
+            NULL, VKG_STATUS_INVALID_ARGUMENT,
+            "CPU: view_back: view (offset %zu, last byte %zu) outside the %zu-byte root", t->voffs,
+            t->voffs + last + sizeof(float), bytes);
     vkg_cpu_parallel(ex, zero_dst, t);
     if (view_is_injective(t->vne, t->vnb)) {
         vkg_cpu_parallel(ex, view_back_rows, t);

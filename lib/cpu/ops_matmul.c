@@ -36,8 +36,7 @@ struct mat_view {
  * dimension ld (elements). False when neither layout fits. */
 static bool blas_layout(const struct mat_view *m, bool *trans, int *ld) {
     const size_t fs = sizeof(float);
-    if (((uintptr_t)m->base % fs) != 0)
-        return false;
+    if (((uintptr_t)m->base % fs) != 0) return false;
     if (m->k == 1 || m->sk == fs) {
         size_t l = m->rows == 1 ? (size_t)m->k : m->sr / fs;
         if ((m->rows == 1 || m->sr % fs == 0) && l >= (size_t)m->k && l <= INT32_MAX) {
@@ -126,8 +125,7 @@ enum vkg_status vkg_cpu_op_matmul(const struct vkg_cpu_exec *ex, struct vkg_tens
         scratch = malloc((size_t)(rows + cols) * (size_t)K * sizeof(float));
         if (!scratch)
             return vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY,
-                             "CPU: %s: no memory to pack a strided operand",
-                             vkg_op_slug(node->op));
+                             "CPU: %s: no memory to pack a strided operand", vkg_op_slug(node->op));
     }
 
     openblas_set_num_threads(ex->n_threads);

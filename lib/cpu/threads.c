@@ -46,11 +46,9 @@ static void *worker_main(void *p) {
     for (;;) {
         while (!pool->quit && pool->generation == seen)
             pthread_cond_wait(&pool->wake, &pool->mutex);
-        if (pool->quit)
-            break;
+        if (pool->quit) break;
         seen = pool->generation;
-        if (w->index >= pool->nth)
-            continue; /* this task uses fewer threads */
+        if (w->index >= pool->nth) continue; /* this task uses fewer threads */
         vkg_cpu_task_fn fn = pool->fn;
         void *arg = pool->arg;
         int nth = pool->nth;
@@ -59,8 +57,7 @@ static void *worker_main(void *p) {
         fn(arg, w->index, nth);
 
         pthread_mutex_lock(&pool->mutex);
-        if (--pool->pending == 0)
-            pthread_cond_signal(&pool->done);
+        if (--pool->pending == 0) pthread_cond_signal(&pool->done);
     }
     pthread_mutex_unlock(&pool->mutex);
     return NULL;
@@ -73,8 +70,7 @@ struct vkg_cpu_pool *vkg_cpu_pool_new(int n_threads) {
         return NULL;
     }
     struct vkg_cpu_pool *pool = calloc(1, sizeof(*pool));
-    if (!pool)
-        goto oom;
+    if (!pool) goto oom;
     pool->n_threads = n_threads;
     if (pthread_mutex_init(&pool->mutex, NULL) != 0) {
         free(pool);
@@ -84,8 +80,7 @@ struct vkg_cpu_pool *vkg_cpu_pool_new(int n_threads) {
     pthread_cond_init(&pool->done, NULL);
     if (n_threads > 1) {
         pool->workers = calloc((size_t)n_threads - 1, sizeof(*pool->workers));
-        if (!pool->workers)
-            goto error;
+        if (!pool->workers) goto error;
         for (int i = 1; i < n_threads; i++) {
             struct vkg_cpu_worker *w = &pool->workers[i - 1];
             w->pool = pool;
@@ -109,8 +104,7 @@ oom:
 }
 
 void vkg_cpu_pool_free(struct vkg_cpu_pool *pool) {
-    if (!pool)
-        return;
+    if (!pool) return;
     pthread_mutex_lock(&pool->mutex);
     pool->quit = true;
     pthread_cond_broadcast(&pool->wake);
@@ -129,8 +123,7 @@ int vkg_cpu_pool_size(const struct vkg_cpu_pool *pool) {
 }
 
 void vkg_cpu_pool_run(struct vkg_cpu_pool *pool, vkg_cpu_task_fn fn, void *arg, int nth) {
-    if (nth > vkg_cpu_pool_size(pool))
-        nth = vkg_cpu_pool_size(pool);
+    if (nth > vkg_cpu_pool_size(pool)) nth = vkg_cpu_pool_size(pool);
     if (nth <= 1) {
         fn(arg, 0, 1);
         return;
