@@ -17,8 +17,8 @@ static size_t type_size(enum vkgref_type t) {
     return t == VKGREF_F64 ? sizeof(double) : 4;
 }
 
-static struct vkgref_array make_array(const void *data, enum vkgref_type type,
-                                      const int64_t ne[4], const size_t *nb) {
+static struct vkgref_array make_array(const void *data, enum vkgref_type type, const int64_t ne[4],
+                                      const size_t *nb) {
     struct vkgref_array a;
     memset(&a, 0, sizeof(a));
     a.data = data;
@@ -82,10 +82,8 @@ void vkgref_load(const struct vkgref_array *a, double *val, double *mag) {
             for (int64_t i1 = 0; i1 < a->ne[1]; i1++)
                 for (int64_t i0 = 0; i0 < a->ne[0]; i0++, i++) {
                     double v = vkgref_get(a, i0, i1, i2, i3);
-                    if (val)
-                        val[i] = v;
-                    if (mag)
-                        mag[i] = a->mag ? a->mag[i] : fabs(v);
+                    if (val) val[i] = v;
+                    if (mag) mag[i] = a->mag ? a->mag[i] : fabs(v);
                 }
 }
 
@@ -101,10 +99,8 @@ double *vkgref_alloc(int64_t n) {
 double vkgref_gamma(int64_t K) {
     const double u = 0x1p-24;
     double ku = (double)K * u;
-    if (K <= 0)
-        return 0.0;
-    if (ku >= 1.0)
-        return INFINITY;
+    if (K <= 0) return 0.0;
+    if (ku >= 1.0) return INFINITY;
     return ku / (1.0 - ku);
 }
 
@@ -122,8 +118,7 @@ struct vkgref_bound vkgref_bound_chain(struct vkgref_bound a, struct vkgref_boun
 double vkgref_floor(int64_t K, const double *mag, int64_t n) {
     double m = 1.0;
     for (int64_t i = 0; i < n; i++)
-        if (mag[i] > m)
-            m = mag[i];
+        if (mag[i] > m) m = mag[i];
     return (double)(K > 1 ? K : 1) * FLT_MIN * m;
 }
 

@@ -3,7 +3,9 @@
  *
  *     struct vkgref_metrics m;
  *     vkgref_metrics_compute(got, ref, tol, n, &m);
- *     if (!vkgref_metrics_pass(&m)) printf("%s\n", m.worst_desc);
+ *     if (!vkgref_metrics_pass(&m))
+ *         printf("[%lld] got %g ref %g tol %g\n", (long long)m.worst_index,
+ *                m.worst_got, m.worst_ref, m.worst_tol);
  */
 #ifndef VKGRAD_REFERENCE_METRICS_H
 #define VKGRAD_REFERENCE_METRICS_H

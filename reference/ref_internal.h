@@ -16,8 +16,12 @@
  *     counts n in K;
  *   - library functions (Vulkan's SPIR-V precision table: exp 3 + 2|x| ulp,
  *     log 3 ulp or 2^-21 absolute inside [0.5, 2], division 2.5 ulp) count
- *     VKGREF_K_FUNC roundings each, and every transcendental step adds a
- *     "+ 1" (unit-scale) term to the magnitude it produces, see the files;
+ *     VKGREF_K_FUNC roundings each; an error that depends on the data (exp's
+ *     2|x| ulp, an argument's own error turned into a relative error) is
+ *     written into the magnitude as r/K for an error of r·u, since
+ *     γ(K)·(r/K) ≥ r·u: charging it as γ(K)·r would overstate it K-fold, and
+ *     along a chain of decays would compound (Π(1 + r_t) instead of
+ *     1 + Σ r_t/K), see ref_cross_entropy.c and ref_ssm_scan.c;
  *   - floor: fp32 may flush a denormal to zero at any step, an absolute error
  *     below FLT_MIN per step, scaled at most by the largest magnitude of the
  *     output; so floor = K · FLT_MIN · max(1, max mag). It only matters for

@@ -62,8 +62,7 @@ void vkgref_ssm_conv_back(const struct vkgref_array *sx, const struct vkgref_arr
                 double acc = 0.0, accm = 0.0;
                 for (int64_t k = 0; k < d_conv; k++) {
                     int64_t t = j - k;
-                    if (t < 0 || t >= n_t)
-                        continue;
+                    if (t < 0 || t >= n_t) continue;
                     int64_t gi = i + d_inner * (t + n_t * s);
                     acc += gv[gi] * cv[k + d_conv * i];
                     accm += gm[gi] * cm[k + d_conv * i];

@@ -11,20 +11,26 @@
  * x·dt'), d_s accumulates per slot (ids), untouched slots stay 0.
  *
  * Magnitudes (absolute-value evaluation; non-polynomial steps in relative
- * form, from the first-order error of each function; "+ 1" terms carry the
- * library's own error, see ref_internal.h):
+ * form, from the first-order error of each function). A library call's own
+ * error r·u (exp: 3 + 2|z| ulp ≤ F·(1 + |z|) ulp; log: 3 ulp or 2^-21 = 8u
+ * absolute; the rounding of 1 + e) is written as r/Kn in the magnitude,
+ * Kn = 1 + T·(F + 3) ≤ every K below, so that γ(K)·(r/Kn) ≥ r·u. Written this
+ * way the decay's relative error stays additive along the chain:
+ * Π_t (1 + r_t/Kn) ≥ 1 + Σ r_t/Kn, and it grows like exp(Σ r_t/Kn) instead
+ * of Π (1 + r_t), which would make the bound meaningless after a few tokens.
  *   dt' = softplus(dt): dt > 20: mag = mag_dt (exact copy). Otherwise
  *         log(1 + e): δdt moves dt' by σ(dt)·δdt; exp's own error is relative
- *         to e and moves dt' by σ·(that); 1 + e rounds (an absolute u after the
- *         log); log adds 3 ulp of dt' or 2^-21 absolute:
- *         mag_dt' = dt' + σ(dt)·(mag_dt + 1) + 1
- *   a   = exp(dt'·A): mag_a = a·(mag_dt'·mag_A + 1)     (argument error is a
- *         relative error of a; exp's 3 + 2|z| ulp rides on mag_z ≥ |z|)
+ *         to e and moves dt' by σ·(that); 1 + e rounds (u after the log); log
+ *         adds 3 ulp of dt' (covered by the dt' term) or 8u absolute:
+ *         mag_dt' = dt' + σ·(mag_dt + F(1+|dt|)/Kn) + (1 + 2F)/Kn
+ *   a   = exp(z), z = dt'·A: an argument error is a relative error of a:
+ *         mag_a = a·(1 + F·(mag_dt'·mag_A + 1)/Kn)
  *   s_t = a·s_{t−1} + B·x·dt':  mag = mag_a·mag_s + mag_B·mag_x·mag_dt'
  *   y, λ, d_* : the same formulas with every factor replaced by its magnitude
  *         and every subtraction by an addition.
  *   σ(dt) (d_dt's factor, dt ≤ 20) = 1/(1 + e^−dt): δdt moves it by
- *         σ(1−σ)·δdt; exp, add and divide round: mag_σ = σ·((1−σ)(mag_dt+1)+1).
+ *         σ(1−σ)·δdt; exp, add and divide round:
+ *         mag_σ = σ·((1−σ)(mag_dt + F(1+|dt|)/Kn) + 1).
  *
  * K, the longest chain of charged roundings (F = VKGREF_K_FUNC per library
  * call; a sum of n terms counts n, any order):
@@ -115,7 +121,7 @@ static bool scan_in_load(struct scan_in *in, const struct vkgref_array *s,
 
 static void scan_in_free(struct scan_in *in) {
     double *bufs[] = {in->s, in->sm, in->x, in->xm, in->dt, in->dtm,
-                      in->A, in->Am, in->B, in->Bm, in->C, in->Cm};
+                      in->A, in->Am, in->B, in->Bm, in->C,  in->Cm};
     for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
         free(bufs[i]);
     free(in->ids);
@@ -127,8 +133,15 @@ struct scan_tok {
     double *a, *a_m; /* [na] */
 };
 
+/* Library-call errors enter relative to the op's K (see the header): an
+ * error of r·u becomes r/Kn in units of γ(K) ≥ K·u, for any K ≥ Kn. */
+static double scan_k_norm(int64_t ntok) {
+    return (double)(1 + ntok * (VKGREF_K_FUNC + 3));
+}
+
 static void scan_tok_compute(const struct scan_in *in, int64_t q, int64_t h, int64_t t,
                              struct scan_tok *k) {
+    const double F = VKGREF_K_FUNC, Kn = scan_k_norm(in->ntok);
     int64_t i = h + in->nh * (t + in->ntok * q);
     double d = in->dt[i], dm = in->dtm[i];
     if (d > SOFTPLUS_THRESHOLD) {
@@ -139,15 +152,15 @@ static void scan_tok_compute(const struct scan_in *in, int64_t q, int64_t h, int
     } else {
         double sg = 1.0 / (1.0 + exp(-d));
         k->dtp = log1p(exp(d));
-        k->dtp_m = k->dtp + sg * (dm + 1.0) + 1.0;
+        k->dtp_m = k->dtp + sg * (dm + F * (1.0 + fabs(d)) / Kn) + (1.0 + 2.0 * F) / Kn;
         k->sig = sg;
-        k->sig_m = sg * ((1.0 - sg) * (dm + 1.0) + 1.0);
+        k->sig_m = sg * ((1.0 - sg) * (dm + F * (1.0 + fabs(d)) / Kn) + 1.0);
     }
     for (int64_t n = 0; n < in->na; n++) {
         int64_t ai = n + in->n_A / in->nh * h; /* A[n, h] or A[0, h] */
         double z = k->dtp * in->A[ai];
         k->a[n] = exp(z);
-        k->a_m[n] = k->a[n] * (k->dtp_m * in->Am[ai] + 1.0);
+        k->a_m[n] = k->a[n] * (1.0 + F * (k->dtp_m * in->Am[ai] + 1.0) / Kn);
     }
 }
 
@@ -213,8 +226,8 @@ struct vkgref_bound vkgref_ssm_scan(const struct vkgref_array *s, const struct v
                 scan_step(&in, q, h, t, &k, S, Sm);
                 int64_t ci = ds * (g + in.ng * (t + in.ntok * q));
                 int64_t yi = hd * (h + nh * (t + in.ntok * q));
-                cblas_dgemv(CblasColMajor, CblasTrans, (int)ds, (int)hd, 1.0, S, (int)ds,
-                            in.C + ci, 1, 0.0, out + yi, 1);
+                cblas_dgemv(CblasColMajor, CblasTrans, (int)ds, (int)hd, 1.0, S, (int)ds, in.C + ci,
+                            1, 0.0, out + yi, 1);
                 cblas_dgemv(CblasColMajor, CblasTrans, (int)ds, (int)hd, 1.0, Sm, (int)ds,
                             in.Cm + ci, 1, 0.0, mag + yi, 1);
             }
@@ -233,8 +246,8 @@ struct vkgref_bound vkgref_ssm_scan(const struct vkgref_array *s, const struct v
 void vkgref_ssm_scan_back(const struct vkgref_array *s, const struct vkgref_array *x,
                           const struct vkgref_array *dt, const struct vkgref_array *A,
                           const struct vkgref_array *B, const struct vkgref_array *C,
-                          const struct vkgref_array *ids, const struct vkgref_array *g,
-                          double *out, double *mag, struct vkgref_bound bounds[6]) {
+                          const struct vkgref_array *ids, const struct vkgref_array *g, double *out,
+                          double *mag, struct vkgref_bound bounds[6]) {
     struct scan_in in;
     bool ok = scan_in_load(&in, s, x, dt, A, B, C, ids);
     const int64_t ds = in.ds, hd = in.hd, nh = in.nh, T = in.ntok, na = in.na;
@@ -269,8 +282,7 @@ void vkgref_ssm_scan_back(const struct vkgref_array *s, const struct vkgref_arra
     double *xd = vkgref_alloc(hd), *xd_m = vkgref_alloc(hd);
     double *da = vkgref_alloc(na), *da_m = vkgref_alloc(na);
     struct scan_tok *tk = calloc((size_t)(T > 0 ? T : 1), sizeof(*tk));
-    if (!tk)
-        abort();
+    if (!tk) abort();
     for (int64_t t = 0; t < T; t++)
         tok_alloc(&in, &tk[t]);
 
@@ -306,8 +318,8 @@ void vkgref_ssm_scan_back(const struct vkgref_array *s, const struct vkgref_arra
                 /* ... + C_t ⊗ g_y[t] */
                 cblas_dger(CblasColMajor, (int)ds, (int)hd, 1.0, in.C + bi, 1, gv + xi, 1, lam,
                            (int)ds);
-                cblas_dger(CblasColMajor, (int)ds, (int)hd, 1.0, in.Cm + bi, 1, gm + xi, 1,
-                           lam_m, (int)ds);
+                cblas_dger(CblasColMajor, (int)ds, (int)hd, 1.0, in.Cm + bi, 1, gm + xi, 1, lam_m,
+                           (int)ds);
                 const double *S_t = hist + (t + 1) * sz, *S_tm = hist_m + (t + 1) * sz;
                 const double *S_p = hist + t * sz, *S_pm = hist_m + t * sz;
                 /* d_C[n] += Σ_p g_y[p]·s_t[n,p] */
@@ -327,8 +339,8 @@ void vkgref_ssm_scan_back(const struct vkgref_array *s, const struct vkgref_arra
                     xd_m[p] = in.xm[xi + p] * k->dtp_m;
                 }
                 /* d_B[n] += Σ_p λ[n,p]·x[p]·dt' */
-                cblas_dgemv(CblasColMajor, CblasNoTrans, (int)ds, (int)hd, 1.0, lam, (int)ds, xd,
-                            1, 1.0, d_B + bi, 1);
+                cblas_dgemv(CblasColMajor, CblasNoTrans, (int)ds, (int)hd, 1.0, lam, (int)ds, xd, 1,
+                            1.0, d_B + bi, 1);
                 cblas_dgemv(CblasColMajor, CblasNoTrans, (int)ds, (int)hd, 1.0, lam_m, (int)ds,
                             xd_m, 1, 1.0, m_B + bi, 1);
                 /* da = Σ λ_t ⊙ s_{t−1} (per n for Mamba-1) */
@@ -383,12 +395,12 @@ void vkgref_ssm_scan_back(const struct vkgref_array *s, const struct vkgref_arra
     int64_t K_route_a = K_da + E + 2 + (in.mamba1 ? ds : 0);
     int64_t K_route_x = K_l + ds + hd + SP;
     const int64_t K[6] = {
-        K_l + E + 1 + in.nseq,                                      /* d_s */
-        K_l + SP + 1 + ds,                                          /* d_x */
+        K_l + E + 1 + in.nseq,                                       /* d_s */
+        K_l + SP + 1 + ds,                                           /* d_x */
         (K_route_a > K_route_x ? K_route_a : K_route_x) + 2 * F + 3, /* d_dt */
-        K_da + E + SP + 2 + T * in.nseq,                            /* d_A */
-        K_l + SP + 1 + in.hpg * hd,                                 /* d_B */
-        K_s + in.hpg * hd,                                          /* d_C */
+        K_da + E + SP + 2 + T * in.nseq,                             /* d_A */
+        K_l + SP + 1 + in.hpg * hd,                                  /* d_B */
+        K_s + in.hpg * hd,                                           /* d_C */
     };
     for (int i = 0; i < 6; i++)
         bounds[i] = vkgref_make_bound(2.0, K[i], mag + off[i], n_part[i]);

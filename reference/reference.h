@@ -16,7 +16,7 @@
  *
  * with c and K derived at the top of each kernel's source file.
  *
- *     struct vkgref_array a = vkgref_f32(pa, 4, (int64_t[]){m, K, 1, 1}, NULL);
+ *     struct vkgref_array a = vkgref_f32(pa, (int64_t[]){m, K, 1, 1}, NULL);
  *     struct vkgref_bound bd = vkgref_out_prod(&a, &b, out, mag);
  *     vkgref_tolerance(bd, mag, n, tol);
  */

@@ -33,13 +33,13 @@ struct vkg_vk_encoder {
 };
 
 struct vkg_vk_backend {
-    struct vkg_backend base;
+    struct vkg_backend *base; /* the public object (allocated apart: lib frees it) */
     struct vkg_vk_device dev;
     char name[32];
     char description[600];
-    bool disabled[VKG_OP_COUNT];  /* VKG_VULKAN_DISABLE */
-    int drop_op;                  /* VKG_FAULT_DROP_DISPATCH, or -1 */
-    bool lost;                    /* device lost or a wait timed out: refuse further work */
+    bool disabled[VKG_OP_COUNT]; /* VKG_VULKAN_DISABLE */
+    int drop_op;                 /* VKG_FAULT_DROP_DISPATCH, or -1 */
+    bool lost;                   /* device lost or a wait timed out: refuse further work */
 
     struct vkg_vk_submitter compute, xfer;
 
@@ -54,12 +54,11 @@ struct vkg_vk_backend {
     /* Staging for set/get of buffers without a host mapping. */
     struct vkg_vk_buffer staging;
 
-    /* Scratch (vkg_vk_scratch); retired buffers live until the next fence wait. */
-    struct vkg_vk_buffer scratch;
-    struct vkg_buffer scratch_buffer; /* the vkg_buffer wrapping `scratch` */
-    struct vkg_vk_buffer *retired;
-    struct vkg_buffer *retired_wrappers;
-    int n_retired;
+    /* Scratch (vkg_vk_scratch); outgrown buffers are retired and freed after
+     * the fence of the compute that may still use them. */
+    struct vkg_buffer *scratch;
+    struct vkg_buffer **retired;
+    int n_retired, cap_retired;
 
     /* Descriptor pools when VK_KHR_push_descriptor is absent; reset per compute. */
     VkDescriptorPool *desc_pools;

@@ -25,11 +25,10 @@
  *     _Static_assert(sizeof(struct foo_push) == 16, "foo.comp push block");
  *     static const struct vkg_vk_kernel k_foo = VKG_VK_KERNEL(vkg_vk_spv_foo, 2, struct foo_push);
  *
- *     static enum vkg_status foo_encode(struct vkg_vk_encoder *enc, const struct vkg_tensor *node) {
- *         const struct vkg_tensor *t[2] = {node->src[0], node};
- *         struct foo_push p = {.n = ..., .off_a = vkg_vk_elem_offset(enc, t[0]),
- *                              .off_dst = vkg_vk_elem_offset(enc, node)};
- *         return vkg_vk_dispatch(enc, &k_foo, NULL, 0, t, 2, &p, groups_x, 1, 1);
+ *     static enum vkg_status foo_encode(struct vkg_vk_encoder *enc, const struct vkg_tensor *node)
+ * { const struct vkg_tensor *t[2] = {node->src[0], node}; struct foo_push p = {.n = ..., .off_a =
+ * vkg_vk_elem_offset(enc, t[0]), .off_dst = vkg_vk_elem_offset(enc, node)}; return
+ * vkg_vk_dispatch(enc, &k_foo, NULL, 0, t, 2, &p, groups_x, 1, 1);
  *     }
  *
  * Shader conventions (the files of shaders/common/):
@@ -49,6 +48,9 @@
  * init) makes vkg_vk_dispatch skip every dispatch recorded for nodes of that
  * op, so the node's output keeps whatever was in memory. The conformance
  * tests use it to prove that an unwritten output is caught, never to pass.
+ * Two more test knobs exercise the paths lavapipe would not take:
+ * VKG_VK_FORCE_STAGING=1 (no host-mapped buffers: set/get through staging, as
+ * on a GPU without ReBAR) and VKG_VK_NO_PUSH_DESCRIPTOR=1 (descriptor pools).
  */
 #ifndef VKGRAD_VK_IMPL_H
 #define VKGRAD_VK_IMPL_H
@@ -78,19 +80,20 @@ struct vkg_vk_pipeline_cache; /* pipeline.c */
 
 /* Per-backend device state: one VkDevice per vkg_backend_vulkan_init call. */
 struct vkg_vk_device {
-    int index;                  /* physical device index, the <i> of "Vulkan<i>" */
-    VkInstance instance;        /* shared by all devices, never destroyed early */
+    int index;           /* physical device index, the <i> of "Vulkan<i>" */
+    VkInstance instance; /* shared by all devices, never destroyed early */
     VkPhysicalDevice phys;
     VkDevice dev;
-    VkQueue queue;              /* a compute-capable queue */
+    VkQueue queue; /* a compute-capable queue */
     uint32_t queue_family;
-    uint32_t timestamp_valid_bits; /* of the queue family; 0: no timestamps */
+    uint32_t timestamp_valid_bits;    /* of the queue family; 0: no timestamps */
     VkPhysicalDeviceProperties props; /* props.limits: workgroup counts, alignments... */
     VkPhysicalDeviceMemoryProperties mem_props;
     struct vkg_vulkan_device_info info; /* what `vkgrad devices` prints */
     /* Optional features, enabled on the VkDevice when present. */
-    bool push_descriptor;       /* VK_KHR_push_descriptor */
-    bool float_atomic_add;      /* shaderBufferFloat32AtomicAdd enabled (GL_EXT_shader_atomic_float) */
+    bool push_descriptor;  /* VK_KHR_push_descriptor */
+    bool float_atomic_add; /* shaderBufferFloat32AtomicAdd enabled (GL_EXT_shader_atomic_float) */
+    bool no_host_mapping;  /* test knob VKG_VK_FORCE_STAGING: staged buffers only */
     PFN_vkCmdPushDescriptorSetKHR cmd_push_descriptor_set;
     struct vkg_vk_pipeline_cache *pipelines; /* pipeline.c */
 };
@@ -100,7 +103,8 @@ struct vkg_vk_device {
 enum vkg_status vkg_vk_device_open(int index, struct vkg_vk_device *dev);
 void vkg_vk_device_close(struct vkg_vk_device *dev); /* safe on a half-opened device */
 /* Same info as the encoder's; for supports_op. */
-static inline const struct vkg_vulkan_device_info *vkg_vk_device_info(const struct vkg_vk_device *dev) {
+static inline const struct vkg_vulkan_device_info *
+vkg_vk_device_info(const struct vkg_vk_device *dev) {
     return &dev->info;
 }
 
@@ -110,8 +114,8 @@ static inline const struct vkg_vulkan_device_info *vkg_vk_device_info(const stru
 struct vkg_vk_buffer {
     VkBuffer buffer;
     VkDeviceMemory memory;
-    VkDeviceSize size;  /* bytes allocated (>= 4) */
-    void *mapped;       /* host-visible memory: its mapping, else NULL */
+    VkDeviceSize size; /* bytes allocated (>= 4) */
+    void *mapped;      /* host-visible memory: its mapping, else NULL */
 };
 
 struct vkg_vk_backend; /* backend.c */
@@ -131,15 +135,15 @@ void vkg_vk_raw_buffer_destroy(struct vkg_vk_device *dev, struct vkg_vk_buffer *
 /* One compute shader, embedded as SPIR-V. Kernels are static const objects;
  * the pipeline cache keys on their address. */
 struct vkg_vk_kernel {
-    const char *name;       /* for messages */
+    const char *name; /* for messages */
     const uint32_t *spirv;
     size_t spirv_bytes;
-    uint32_t n_buffers;     /* storage buffers at bindings 0..n_buffers-1 */
-    uint32_t push_bytes;    /* size of the push-constant block (<= 128), 0 for none */
+    uint32_t n_buffers;  /* storage buffers at bindings 0..n_buffers-1 */
+    uint32_t push_bytes; /* size of the push-constant block (<= 128), 0 for none */
 };
 /* Kernel from a glslang --vn array and its push-constant struct type. */
-#define VKG_VK_KERNEL(array, n_buffers, push_type) \
-    {#array, array, sizeof(array), (n_buffers), (uint32_t)sizeof(push_type)}
+#define VKG_VK_KERNEL(array, n_buffers, push_type)                                                 \
+    { #array, array, sizeof(array), (n_buffers), (uint32_t)sizeof(push_type) }
 
 struct vkg_vk_pipeline {
     VkPipeline pipeline;
@@ -191,9 +195,10 @@ void vkg_vk_grid(const struct vkg_vk_encoder *enc, uint64_t n_groups, uint32_t *
  * reason naming the limit ("ssm_scan_back d_state=512 > 256 (shared
  * memory)"). encode() records the node's dispatches; its output must be
  * fully written (no assumption that it was zeroed). */
+#define VKG_VK_FAMILY_MAX_OPS 16
 struct vkg_vk_op_family {
     const char *name;
-    int ops[6]; /* enum vkg_op values it handles, 0-terminated */
+    int ops[VKG_VK_FAMILY_MAX_OPS]; /* enum vkg_op values it handles, 0-terminated */
     bool (*supports)(const struct vkg_vk_device *dev, const struct vkg_tensor *node, char *reason,
                      size_t n);
     enum vkg_status (*encode)(struct vkg_vk_encoder *enc, const struct vkg_tensor *node);

@@ -1,0 +1,269 @@
+/* ops/ssm_scan.c — SSM_SCAN and SSM_SCAN_BACK, both forms (SPEC §3).
+ *
+ * Kernels: shaders/ssm_scan.comp (forward) and shaders/ssm_scan_back.comp
+ * (SCAN_MAIN then SCAN_REDUCE); the shared design is in
+ * shaders/common/ops_ssm_scan.glsl. A workgroup owns RB rows (head, channel)
+ * of one group of one sequence and keeps their RB*d_state states in shared
+ * memory; RB is the largest block the device's shared memory holds (capped),
+ * so every d_state from 1 up to the shared-memory limit runs, Mamba-1's 16
+ * included:
+ *   forward:  (7 + 2*d_state)*RB + 2*d_state floats
+ *   backward: (7 + 7*d_state)*RB + 2*d_state + 2*WG floats
+ * => d_state <= (maxComputeSharedMemorySize/4 - 7) / 4 (forward) or
+ * (maxComputeSharedMemorySize/4 - 7 - 2*WG) / 9 (backward, WG = 256 where the
+ * device allows): 2046 / 852 at 32 KiB, 3070 / 1308 at 48 KiB. Past it the
+ * node is refused naming "shared memory". The backward's scratch (checkpoints
+ * every CT tokens, the CT replayed states of one chunk, and the partial sums)
+ * must fit maxStorageBufferRange per binding, else "buffer size".
+ * No atomics: both ops are deterministic. ids are read back and checked
+ * before recording (an id outside [0, n_slots) is INVALID_ARGUMENT).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "vk_impl.h"
+
+#include "vkg_vk_spv_ssm_scan.spv.h"
+#include "vkg_vk_spv_ssm_scan_back_main.spv.h"
+#include "vkg_vk_spv_ssm_scan_back_reduce.spv.h"
+
+/* Mirrors the main push block of shaders/common/ops_ssm_scan.glsl. */
+struct vkg_scan_push {
+    uint32_t ds, hd, nh, ng, nt, nq;
+    uint32_t off_s, off_x, off_dt, off_A, off_B, off_C, off_ids, off_g, off_d, off_st, off_pt;
+    uint32_t s_p, s_h, s_slot;
+    uint32_t x_h, x_t, x_q;
+    uint32_t dt_t, dt_q;
+    uint32_t A_h;
+    uint32_t B_g, B_t, B_q, C_g, C_t, C_q;
+};
+_Static_assert(sizeof(struct vkg_scan_push) == 128, "ops_ssm_scan.glsl push block");
+
+/* Mirrors the SCAN_REDUCE push block of shaders/common/ops_ssm_scan.glsl. */
+struct vkg_scan_reduce_push {
+    uint32_t ds, hd, nh, ng, nt, nq, n_slots, off_dt;
+    uint32_t off_ids, off_d, off_pt, dt_t;
+    uint32_t dt_q, pad0, pad1, pad2;
+};
+_Static_assert(sizeof(struct vkg_scan_reduce_push) == 64, "ops_ssm_scan.glsl reduce push block");
+
+static const struct vkg_vk_kernel k_scan =
+    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan, 8, struct vkg_scan_push);
+static const struct vkg_vk_kernel k_back_main =
+    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_main, 11, struct vkg_scan_push);
+static const struct vkg_vk_kernel k_back_reduce =
+    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_reduce, 11, struct vkg_scan_reduce_push);
+
+enum {
+    SCAN_WG_MAX = 256, /* invocations per workgroup */
+    SCAN_RB_MAX = 128, /* rows per workgroup */
+    SCAN_CT = 64,      /* tokens per checkpoint chunk */
+    SCAN_REDUCE_WG = 256,
+};
+
+/* How a node is laid out on a device. */
+struct scan_plan {
+    struct vkg_scan_dims d;
+    uint32_t wg, rb, ct, sh; /* specialization constants */
+    uint64_t n_wg, st_floats, pt_floats;
+};
+
+/* Per-element shared arrays: 2 forward, 7 backward (see the shaders). */
+static uint64_t scan_e_arrays(bool back) { return back ? 7 : 2; }
+
+/* Shared floats beyond the per-row and per-element arrays: the backward's
+ * two-level row sums keep 2*WG partials. */
+static uint64_t scan_extra(bool back, uint32_t wg) { return back ? 2ull * wg : 0; }
+
+static uint64_t scan_max_d_state(uint32_t shared_bytes, bool back, uint32_t wg) {
+    const uint64_t f = shared_bytes / sizeof(float), fixed = 7 + scan_extra(back, wg);
+    return f > fixed ? (f - fixed) / (scan_e_arrays(back) + 2) : 0;
+}
+
+static uint32_t pow2_floor(uint32_t v) {
+    uint32_t r = 1;
+    while (r * 2 <= v)
+        r *= 2;
+    return r;
+}
+
+/* Fill the plan; false with a reason when the device cannot run it. */
+static bool scan_plan_make(const struct vkg_vk_device *dev, const struct vkg_tensor *node,
+                           struct scan_plan *pl, char *reason, size_t n) {
+    const bool back = node->op == VKG_OP_SSM_SCAN_BACK;
+    const char *op = vkg_op_slug(node->op);
+    const struct vkg_vulkan_device_info *info = vkg_vk_device_info(dev);
+    struct vkg_scan_dims *d = &pl->d;
+    vkg_scan_dims_of(node, d);
+
+    uint32_t lim = info->max_workgroup_invocations;
+    if (dev->props.limits.maxComputeWorkGroupSize[0] < lim)
+        lim = dev->props.limits.maxComputeWorkGroupSize[0];
+    pl->wg = pow2_floor(lim < SCAN_WG_MAX ? lim : SCAN_WG_MAX);
+    const uint64_t max_ds = scan_max_d_state(info->max_shared_memory, back, pl->wg);
+    if ((uint64_t)d->d_state > max_ds) {
+        vkg_reason(reason, n, "%s d_state=%lld > %llu (shared memory)", op, (long long)d->d_state,
+                   (unsigned long long)max_ds);
+        return false;
+    }
+    /* Rows per workgroup: what shared memory holds, at most SCAN_RB_MAX and
+     * the workgroup size, and few enough that an invocation owns at most two
+     * state elements (many small workgroups hide latency better than a few
+     * large ones), but never fewer than one. */
+    const uint64_t f = info->max_shared_memory / sizeof(float);
+    const uint64_t e = scan_e_arrays(back), extra = scan_extra(back, pl->wg);
+    uint64_t rb = (f - extra - 2 * (uint64_t)d->d_state) / (7 + e * (uint64_t)d->d_state);
+    const uint64_t rpg = (uint64_t)(d->n_head / d->n_group) * d->head_dim;
+    uint64_t cap = 2ull * pl->wg / (uint64_t)d->d_state;
+    if (cap < 1)
+        cap = 1;
+    if (cap > SCAN_RB_MAX)
+        cap = SCAN_RB_MAX;
+    if (rb > cap)
+        rb = cap;
+    if (rb > rpg)
+        rb = rpg;
+    pl->rb = (uint32_t)rb;
+    pl->sh = (uint32_t)((7 + e * d->d_state) * rb + 2 * d->d_state + extra);
+    pl->ct = d->n_tok < SCAN_CT ? (uint32_t)d->n_tok : SCAN_CT;
+
+    const uint64_t n_blk = (rpg + rb - 1) / rb;
+    pl->n_wg = n_blk * d->n_group * d->n_seqs;
+    const uint64_t rows = (uint64_t)d->n_head * d->head_dim;
+    const uint64_t n_chunks = ((uint64_t)d->n_tok + pl->ct - 1) / pl->ct;
+    pl->st_floats = pl->n_wg * (n_chunks + pl->ct) * rb * d->d_state;
+    pl->pt_floats = 2 * pl->n_wg * d->n_tok * d->d_state + d->n_seqs * rows * d->n_tok +
+                    d->n_seqs * rows * (d->mamba1 ? d->d_state : 1) + d->n_seqs * rows * d->d_state;
+    if (back) {
+        const uint64_t range = dev->props.limits.maxStorageBufferRange;
+        const uint64_t big = pl->st_floats > pl->pt_floats ? pl->st_floats : pl->pt_floats;
+        if (big * sizeof(float) > range || big >= (1ull << 32)) {
+            vkg_reason(reason, n, "%s scratch %llu B > %llu B (buffer size)", op,
+                       (unsigned long long)(big * sizeof(float)), (unsigned long long)range);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Dim 0 of these must be unit-stride: the push block (128 bytes) has no room
+ * for those strides. Dims of size 1 have no stride to speak of. */
+static bool unit_dim0(const struct vkg_tensor *t) { return t->ne[0] == 1 || t->nb[0] == sizeof(float); }
+
+static bool scan_supports(const struct vkg_vk_device *dev, const struct vkg_tensor *node,
+                          char *reason, size_t n) {
+    static const char *const names[] = {"s", "x", "dt", "A", "B", "C", "ids", "g"};
+    const int n_src = node->op == VKG_OP_SSM_SCAN_BACK ? 8 : 7;
+    for (int i = 0; i < n_src; i++) {
+        if (!unit_dim0(node->src[i])) {
+            vkg_reason(reason, n, "%s %s dim 0 not unit-stride (push constants)",
+                       vkg_op_slug(node->op), names[i]);
+            return false;
+        }
+    }
+    struct scan_plan pl;
+    return scan_plan_make(dev, node, &pl, reason, n);
+}
+
+static uint32_t es(size_t nb) { return (uint32_t)(nb / sizeof(float)); }
+
+/* Read the ids (host-visible or by a copy) and check them against n_slots. */
+static enum vkg_status scan_check_ids(const struct vkg_tensor *ids, int64_t n_slots) {
+    const int64_t nq = ids->ne[0];
+    int32_t *v = malloc((size_t)nq * sizeof(int32_t));
+    if (!v) {
+        vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY, "ssm_scan: out of host memory for ids");
+        return VKG_STATUS_OUT_OF_MEMORY;
+    }
+    enum vkg_status st = VKG_STATUS_OK;
+    for (int64_t q = 0; q < nq && st == VKG_STATUS_OK; q++) {
+        const size_t off = (size_t)q * ids->nb[0];
+        if (ids->data)
+            v[q] = *(const int32_t *)((const char *)ids->data + off);
+        else
+            st = vkg_vk_buffer_get(ids->buffer, ids->offset + off, &v[q], sizeof(int32_t));
+    }
+    if (st == VKG_STATUS_OK)
+        st = vkg_check_scan_ids(v, nq, n_slots);
+    free(v);
+    return st;
+}
+
+static enum vkg_status scan_encode(struct vkg_vk_encoder *enc, const struct vkg_tensor *node) {
+    const bool back = node->op == VKG_OP_SSM_SCAN_BACK;
+    const struct vkg_tensor *s = node->src[0], *x = node->src[1], *dt = node->src[2],
+                            *A = node->src[3], *B = node->src[4], *C = node->src[5],
+                            *ids = node->src[6];
+    struct scan_plan pl;
+    char reason[160];
+    if (!scan_plan_make(vkg_vk_encoder_device(enc), node, &pl, reason, sizeof(reason))) {
+        vkg_error(NULL, VKG_STATUS_BACKEND_ERROR, "%s", reason);
+        return VKG_STATUS_BACKEND_ERROR;
+    }
+    enum vkg_status st = scan_check_ids(ids, pl.d.n_slots);
+    if (st != VKG_STATUS_OK)
+        return st;
+
+    struct vkg_scan_push p = {0};
+    p.ds = (uint32_t)pl.d.d_state, p.hd = (uint32_t)pl.d.head_dim, p.nh = (uint32_t)pl.d.n_head;
+    p.ng = (uint32_t)pl.d.n_group, p.nt = (uint32_t)pl.d.n_tok, p.nq = (uint32_t)pl.d.n_seqs;
+    p.off_s = vkg_vk_elem_offset(enc, s);
+    p.off_x = vkg_vk_elem_offset(enc, x);
+    p.off_dt = vkg_vk_elem_offset(enc, dt);
+    p.off_A = vkg_vk_elem_offset(enc, A);
+    p.off_B = vkg_vk_elem_offset(enc, B);
+    p.off_C = vkg_vk_elem_offset(enc, C);
+    p.off_ids = vkg_vk_elem_offset(enc, ids);
+    p.off_d = vkg_vk_elem_offset(enc, node);
+    p.s_p = es(s->nb[1]), p.s_h = es(s->nb[2]), p.s_slot = es(s->nb[3]);
+    p.x_h = es(x->nb[1]), p.x_t = es(x->nb[2]), p.x_q = es(x->nb[3]);
+    p.dt_t = es(dt->nb[1]), p.dt_q = es(dt->nb[2]);
+    p.A_h = es(A->nb[1]);
+    p.B_g = es(B->nb[1]), p.B_t = es(B->nb[2]), p.B_q = es(B->nb[3]);
+    p.C_g = es(C->nb[1]), p.C_t = es(C->nb[2]), p.C_q = es(C->nb[3]);
+    const uint32_t spec[5] = {pl.wg, pl.sh, pl.rb, pl.ct, pl.d.mamba1 ? 1u : 0u};
+    uint32_t gx, gy;
+    vkg_vk_grid(enc, pl.n_wg, &gx, &gy);
+
+    if (!back) {
+        const struct vkg_tensor *t[8] = {s, x, dt, A, B, C, ids, node};
+        return vkg_vk_dispatch(enc, &k_scan, spec, 5, t, 8, &p, gx, gy, 1);
+    }
+
+    const struct vkg_tensor *g = node->src[7];
+    const struct vkg_tensor *sst = vkg_vk_scratch(enc, (size_t)pl.st_floats * sizeof(float));
+    const struct vkg_tensor *spt = sst ? vkg_vk_scratch(enc, (size_t)pl.pt_floats * sizeof(float)) : NULL;
+    if (!sst || !spt)
+        return VKG_STATUS_OUT_OF_MEMORY;
+    const struct vkg_tensor *t[11] = {s, x, dt, A, B, C, ids, g, node, sst, spt};
+    p.off_g = vkg_vk_elem_offset(enc, g);
+    p.off_st = vkg_vk_elem_offset(enc, sst);
+    p.off_pt = vkg_vk_elem_offset(enc, spt);
+    p.off_d += (uint32_t)vkg_nelements(s); /* the main kernel writes d_x only */
+    st = vkg_vk_dispatch(enc, &k_back_main, spec, 5, t, 11, &p, gx, gy, 1);
+    if (st != VKG_STATUS_OK)
+        return st;
+    vkg_vk_barrier(enc);
+
+    struct vkg_scan_reduce_push r = {0};
+    r.ds = p.ds, r.hd = p.hd, r.nh = p.nh, r.ng = p.ng, r.nt = p.nt, r.nq = p.nq;
+    r.n_slots = (uint32_t)pl.d.n_slots;
+    r.off_dt = p.off_dt, r.off_ids = p.off_ids, r.off_pt = p.off_pt;
+    r.off_d = vkg_vk_elem_offset(enc, node);
+    r.dt_t = p.dt_t, r.dt_q = p.dt_q;
+    const uint64_t rows = (uint64_t)p.nh * p.hd;
+    const uint64_t total = (uint64_t)p.ds * rows * r.n_slots + (uint64_t)p.nh * p.nt * p.nq +
+                           (pl.d.mamba1 ? (uint64_t)p.ds * p.nh : p.nh) +
+                           2ull * p.ds * p.ng * p.nt * p.nq;
+    const uint32_t rspec[5] = {SCAN_REDUCE_WG <= pl.wg ? SCAN_REDUCE_WG : pl.wg, 1, pl.rb, pl.ct,
+                               pl.d.mamba1 ? 1u : 0u};
+    vkg_vk_grid(enc, (total + rspec[0] - 1) / rspec[0], &gx, &gy);
+    return vkg_vk_dispatch(enc, &k_back_reduce, rspec, 5, t, 11, &r, gx, gy, 1);
+}
+
+const struct vkg_vk_op_family vkg_vk_family_ssm_scan = {
+    .name = "ssm_scan",
+    .ops = {VKG_OP_SSM_SCAN, VKG_OP_SSM_SCAN_BACK, 0},
+    .supports = scan_supports,
+    .encode = scan_encode,
+};

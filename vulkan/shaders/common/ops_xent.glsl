@@ -1,0 +1,80 @@
+// common/ops_xent.glsl — row statistics shared by the cross-entropy kernels.
+//
+// One workgroup owns one row of nc classes (rows = ne1*ne2*ne3, folded into
+// the x/y grid). Each invocation walks the row with stride WG keeping an
+// online (running max m, rescaled sum s) pair (Milakov & Gimelshein), so the
+// row is read once for log-sum-exp and every exp() argument is <= 0: logits
+// of +-100 (or any finite value) cannot overflow. The per-invocation pairs
+// and sums are combined by a tree in shared memory in a fixed order: no
+// subgroup size is assumed and the result is deterministic.
+#ifndef VKG_OPS_XENT_GLSL
+#define VKG_OPS_XENT_GLSL
+
+#extension GL_GOOGLE_include_directive : require
+#include "grid.glsl"
+
+layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in; // WG: a power of two
+
+// Mirrored by struct vkg_xent_push in ops/cross_entropy.c.
+layout(push_constant) uniform Push {
+    uint nc, ne1, ne2, nr;   // classes, row dims 1 and 2, number of rows
+    uvec4 sx;                // logits element strides
+    uvec4 sl;                // labels element strides
+    uint off_g, off_x, off_l, off_d;
+    float inv_nr;            // 1 / nr
+    uint pad0, pad1, pad2;
+} p;
+
+#define WG gl_WorkGroupSize.x
+shared float red_m[WG];
+shared float red_s[WG];
+shared float red_l[WG];
+
+const float XENT_LOWEST = -3.402823466e38; // -FLT_MAX: exp(x - it) == 0 for finite x
+
+// Element offset (before off_*) of the start of row `row` under strides st.
+uint xent_row_base(uint row, uvec4 st) {
+    const uint r1 = row % p.ne1, r23 = row / p.ne1;
+    return r1 * st.y + (r23 % p.ne2) * st.z + (r23 / p.ne2) * st.w;
+}
+
+void xent_push(inout float m, inout float s, float x) {
+    if (x > m) {
+        s = s * exp(m - x) + 1.0;
+        m = x;
+    } else {
+        s += exp(x - m);
+    }
+}
+
+void xent_merge(inout float m, inout float s, float m2, float s2) {
+    const float mx = max(m, m2);
+    s = s * exp(m - mx) + s2 * exp(m2 - mx);
+    m = mx;
+}
+
+// Workgroup reduction of (m, s) pairs and of a plain sum l; every invocation
+// gets the totals.
+void xent_reduce(inout float m, inout float s, inout float l) {
+    const uint t = gl_LocalInvocationIndex;
+    red_m[t] = m;
+    red_s[t] = s;
+    red_l[t] = l;
+    barrier();
+    for (uint h = WG / 2; h > 0; h >>= 1) {
+        if (t < h) {
+            float mm = red_m[t], ss = red_s[t];
+            xent_merge(mm, ss, red_m[t + h], red_s[t + h]);
+            red_m[t] = mm;
+            red_s[t] = ss;
+            red_l[t] += red_l[t + h];
+        }
+        barrier();
+    }
+    m = red_m[0];
+    s = red_s[0];
+    l = red_l[0];
+    barrier(); // the arrays may be reused right after
+}
+
+#endif

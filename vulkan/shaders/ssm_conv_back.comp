@@ -1,0 +1,120 @@
+#version 450
+// SSM_CONV_BACK (SPEC §3), packed result d_sx then d_c:
+//   d_sx[j,i,s] = sum_{k: 0 <= j-k < n_t} g[i,j-k,s] * c[k,i]
+//   d_c[k,i]    = sum_{t,s} g[i,t,s] * sx[t+k,i,s]
+// CONV_MAIN: a workgroup owns CB channels x TC positions j of one sequence.
+// It stages g (channel-fast in memory, so read along channels), sx (time-fast,
+// read along time) and c in shared memory with the (d_conv-1)-long halo, then
+// writes d_sx along time and one partial of d_c per (channel, k) for its tile
+// into scratch. CONV_REDUCE: one invocation per (k, i) adds the partials of
+// all tiles and sequences in a fixed order into d_c. No atomics: deterministic.
+// Shared memory: 2*CB*(TC+d_conv-1) + CB*d_conv floats (the spec constant SH),
+// which bounds d_conv by the device (ops/ssm_conv.c names the limit).
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : enable
+#include "common/ops_ssm_conv.glsl"
+
+#define WG 256
+layout(local_size_x = WG, local_size_y = 1, local_size_z = 1) in;
+
+#if defined(CONV_MAIN)
+#define CB 32
+#define TC 64
+layout(constant_id = 0) const uint SH = 1;
+shared float sh[SH];
+
+layout(std430, set = 0, binding = 0) readonly buffer BufSx { float sx_data[]; };
+layout(std430, set = 0, binding = 1) readonly buffer BufC { float c_data[]; };
+layout(std430, set = 0, binding = 2) readonly buffer BufG { float g_data[]; };
+layout(std430, set = 0, binding = 3) writeonly buffer BufD { float d_data[]; };
+layout(std430, set = 0, binding = 4) writeonly buffer BufP { float p_data[]; };
+
+void main() {
+    const uint wg = vkg_group_linear();
+    if (wg >= p.n_cb * p.n_tiles * p.ns)
+        return;
+    const uint cb = wg % p.n_cb, tile = (wg / p.n_cb) % p.n_tiles, s = wg / (p.n_cb * p.n_tiles);
+    const uint ch0 = cb * CB, j0 = tile * TC;
+    const uint L = p.nt + p.dc - 1;  // positions of sx along time
+    const uint GW = TC + p.dc - 1;   // staged width per channel
+    const uint oG = 0, oX = CB * GW, oC = 2 * CB * GW;
+    const uint lid = gl_LocalInvocationIndex;
+
+    // Stage g at times j0-(d_conv-1) .. j0+TC-1 (zero outside [0, n_t)) and
+    // sx at times j0 .. j0+TC+d_conv-2 (zero past L). Eight independent loads
+    // per invocation per round keep enough bytes in flight to reach bandwidth.
+    for (uint e0 = lid; e0 < CB * GW; e0 += 4 * WG) {
+        float vg[4], vx[4];
+        [[unroll]] for (uint u = 0; u < 4; u++) {
+            const uint e = e0 + u * WG;
+            const uint gc = e % CB, gu = e / CB, gch = ch0 + gc; // g: channel-fast
+            const int t = int(j0 + gu) - int(p.dc - 1);
+            vg[u] = 0.0;
+            if (e < CB * GW && gch < p.di && t >= 0 && uint(t) < p.nt)
+                vg[u] = g_data[p.off_g + gch * p.g0 + uint(t) * p.g1 + s * p.g2];
+            const uint xu = e % GW, xc = e / GW, xch = ch0 + xc; // sx: time-fast
+            vx[u] = 0.0;
+            if (e < CB * GW && xch < p.di && j0 + xu < L)
+                vx[u] = sx_data[p.off_sx + (j0 + xu) * p.sx0 + xch * p.sx1 + s * p.sx2];
+        }
+        [[unroll]] for (uint u = 0; u < 4; u++) {
+            const uint e = e0 + u * WG;
+            if (e < CB * GW) {
+                sh[oG + (e % CB) * GW + e / CB] = vg[u];
+                sh[oX + e] = vx[u]; // (e / GW) * GW + e % GW
+            }
+        }
+    }
+    for (uint e = lid; e < CB * p.dc; e += WG) {
+        const uint k = e % p.dc, c = e / p.dc, ch = ch0 + c;
+        sh[oC + e] = ch < p.di ? c_data[p.off_c + k * p.c0 + ch * p.c1] : 0.0;
+    }
+    barrier();
+
+    // d_sx along time (contiguous [L, d_inner, n_s]).
+    for (uint e = lid; e < CB * TC; e += WG) {
+        const uint tt = e % TC, c = e / TC, ch = ch0 + c, j = j0 + tt;
+        if (ch >= p.di || j >= L)
+            continue;
+        float acc = 0.0;
+        for (uint k = 0; k < p.dc; k++)
+            acc = fma(sh[oG + c * GW + tt + p.dc - 1 - k], sh[oC + c * p.dc + k], acc);
+        d_data[p.off_d + j + L * (ch + p.di * s)] = acc;
+    }
+    // This tile's share of d_c[k, ch]: sum over its tokens t = j0 + tt.
+    const uint part = (s * p.n_tiles + tile) * p.di * p.dc;
+    for (uint e = lid; e < CB * p.dc; e += WG) {
+        const uint k = e % p.dc, c = e / p.dc, ch = ch0 + c;
+        if (ch >= p.di)
+            continue;
+        float acc = 0.0;
+        for (uint tt = 0; tt < TC; tt++)
+            acc = fma(sh[oG + c * GW + tt + p.dc - 1], sh[oX + c * GW + tt + k], acc);
+        p_data[p.off_p + part + ch * p.dc + k] = acc;
+    }
+}
+#elif defined(CONV_REDUCE)
+layout(std430, set = 0, binding = 0) readonly buffer BufP { float p_data[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer BufD { float d_data[]; };
+
+void main() {
+    const uint e = vkg_group_linear() * WG + gl_LocalInvocationIndex; // k + d_conv * i
+    const uint n_dc = p.di * p.dc;
+    if (e >= n_dc)
+        return;
+    // Four interleaved partial sums (loads in flight), combined in a fixed order.
+    const uint nq = p.ns * p.n_tiles;
+    float acc[4] = float[4](0.0, 0.0, 0.0, 0.0);
+    uint q = 0;
+    for (; q + 4 <= nq; q += 4)
+        [[unroll]] for (uint u = 0; u < 4; u++)
+            acc[u] += p_data[p.off_p + (q + u) * n_dc + e];
+    for (; q < nq; q++)
+        acc[0] += p_data[p.off_p + q * n_dc + e];
+    const float total = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    const uint n_dsx = (p.nt + p.dc - 1) * p.di * p.ns;
+    d_data[p.off_d + n_dsx + e] = total;
+}
+#else
+#error define CONV_MAIN or CONV_REDUCE
+#endif
