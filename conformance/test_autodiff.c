@@ -171,6 +171,15 @@ CASE(c_mul_mat_broadcast, {
     struct vkg_tensor *A = param(f, "A", 4, 3, 1, 2), *B = param(f, "B", 4, 5, 2, 2);
     return sq_loss(f, vkg_mul_mat(ctx, A, B));
 })
+CASE(c_mul_mat_broadcast_blocks, {
+    /* a2 > 1 and b2/a2 > 1 in both dims: block broadcast, not tiling */
+    struct vkg_tensor *A = param(f, "A", 3, 2, 2, 2), *B = param(f, "B", 3, 4, 4, 6);
+    return sq_loss(f, vkg_mul_mat(ctx, A, B));
+})
+CASE(c_out_prod_broadcast_blocks, {
+    struct vkg_tensor *a = param(f, "a", 3, 4, 2, 1), *b = param(f, "b", 2, 4, 6, 1);
+    return sq_loss(f, vkg_out_prod(ctx, a, b));
+})
 CASE(c_out_prod, {
     struct vkg_tensor *a = param(f, "a", 3, 4, 1, 1), *b = param(f, "b", 5, 4, 1, 1);
     return sq_loss(f, vkg_out_prod(ctx, a, b));
@@ -252,6 +261,8 @@ static const struct ad_case cases[] = {
     {"repeat_back__as_forward_op", c_repeat_back_forward},
     {"mul_mat__plain", c_mul_mat},
     {"mul_mat__broadcast_a", c_mul_mat_broadcast},
+    {"mul_mat__broadcast_a_by_blocks_dims_2_and_3", c_mul_mat_broadcast_blocks},
+    {"out_prod__broadcast_a_by_blocks", c_out_prod_broadcast_blocks},
     {"out_prod__plain", c_out_prod},
     {"out_prod__transposed_src1", c_out_prod_transposed},
     {"out_prod__broadcast_a", c_out_prod_broadcast},

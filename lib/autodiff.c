@@ -91,6 +91,44 @@ static struct vkg_tensor *unbroadcast(struct ad *ad, struct vkg_tensor *g, struc
     return vkg_repeat_back(ad->ctx, g, t);
 }
 
+static struct vkg_tensor *contiguous(struct ad *ad, struct vkg_tensor *g);
+
+/* A tensor of shape ne to name a result shape for repeat_back: a reshape of
+ * t when t is contiguous with as many elements (no new storage), else a new
+ * tensor (a leaf only its consumers read the shape of). */
+static struct vkg_tensor *shape_template(struct ad *ad, struct vkg_tensor *t, int64_t ne0,
+                                         int64_t ne1, int64_t ne2, int64_t ne3) {
+    if (vkg_is_contiguous(t) && vkg_nelements(t) == ne0 * ne1 * ne2 * ne3)
+        return vkg_reshape_4d(ad->ctx, t, ne0, ne1, ne2, ne3);
+    return vkg_new_tensor_4d(ad->ctx, VKG_TYPE_F32, ne0, ne1, ne2, ne3);
+}
+
+/* MUL_MAT and OUT_PROD broadcast their first operand by blocks: slice i2 of
+ * the result reads slice i2 / (b2/a2) of a (and likewise in dim 3), whereas
+ * repeat/repeat_back tile (i2 % a2). So the gradient of a broadcast operand
+ * sums consecutive blocks: view g [n0,n1,b2,b3] as [n0·n1, r2, a2, b3] and sum
+ * dim 1, then as [n0·n1·a2, r3, a3, 1] and sum dim 1. g must be contiguous
+ * (op results are). */
+static struct vkg_tensor *unbroadcast_blocks(struct ad *ad, struct vkg_tensor *g,
+                                             struct vkg_tensor *t) {
+    if (!g || vkg_same_shape(g, t)) return g;
+    struct vkg_context *ctx = ad->ctx;
+    int64_t n01 = g->ne[0] * g->ne[1], a2 = t->ne[2], a3 = t->ne[3];
+    int64_t r2 = g->ne[2] / a2, r3 = g->ne[3] / a3, b3 = g->ne[3];
+    struct vkg_tensor *cur = contiguous(ad, g);
+    if (cur && r2 > 1) {
+        struct vkg_tensor *v = vkg_reshape_4d(ctx, cur, n01, r2, a2, b3);
+        struct vkg_tensor *shape = shape_template(ad, t, n01, 1, a2, b3);
+        cur = v && shape ? vkg_repeat_back(ctx, v, shape) : NULL;
+    }
+    if (cur && r3 > 1) {
+        struct vkg_tensor *v = vkg_reshape_4d(ctx, cur, n01 * a2, r3, a3, 1);
+        struct vkg_tensor *shape = shape_template(ad, t, n01 * a2, 1, a3, 1);
+        cur = v && shape ? vkg_repeat_back(ctx, v, shape) : NULL;
+    }
+    return cur ? vkg_reshape_4d(ctx, cur, t->ne[0], t->ne[1], a2, a3) : NULL;
+}
+
 static struct vkg_tensor *contiguous(struct ad *ad, struct vkg_tensor *g) {
     return vkg_is_contiguous(g) ? g : vkg_cont(ad->ctx, g);
 }
@@ -191,7 +229,7 @@ static enum vkg_status backward_node(struct ad *ad, struct vkg_tensor *node, str
         break;
     case VKG_OP_MUL_MAT:
         /* C = mul_mat(A[K,M], B[K,N]): dA = out_prod(B, G), dB = out_prod(A, Gᵀ). */
-        if (need0) st = acc(ad, s0, unbroadcast(ad, vkg_out_prod(ctx, s1, g), s0));
+        if (need0) st = acc(ad, s0, unbroadcast_blocks(ad, vkg_out_prod(ctx, s1, g), s0));
         if (!st && need1) {
             struct vkg_tensor *gt = vkg_transpose(ctx, g); /* stays a strided view */
             st = acc(ad, s1, gt ? vkg_out_prod(ctx, s0, gt) : NULL);
@@ -204,7 +242,7 @@ static enum vkg_status backward_node(struct ad *ad, struct vkg_tensor *node, str
         if (need0) {
             struct vkg_tensor *gt = vkg_transpose(ctx, g);
             struct vkg_tensor *gtc = gt ? vkg_cont(ctx, gt) : NULL;
-            st = acc(ad, s0, unbroadcast(ad, gtc ? vkg_mul_mat(ctx, gtc, s1) : NULL, s0));
+            st = acc(ad, s0, unbroadcast_blocks(ad, gtc ? vkg_mul_mat(ctx, gtc, s1) : NULL, s0));
         }
         if (!st && need1) {
             struct vkg_tensor *m = vkg_mul_mat(ctx, s0, g);
