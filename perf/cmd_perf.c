@@ -1,8 +1,411 @@
-/* PLACEHOLDER — replaced by the real command. */
+/* perf/cmd_perf.c — `vkgrad perf`: per backward op, a sweep of shapes from
+ * the demo's sizes up to GPU-saturating ones, on every Vulkan device, with
+ * the CPU backend and the OpenBLAS sgemm anchor beside each, as CSV.
+ *
+ * Per device: the copy and FMA probes first (perf/probe.h), then each shape
+ * of the sweep tables below, then per op the smallest shape the device
+ * refuses (placed on the CPU: its wall time is the fallback's cost). The
+ * columns are described in bench.h and in `vkgrad perf --help`.
+ *
+ * CPU cap: the CPU backend is timed only while the shape's FLOPs stay under
+ * --cpu-cap-gflop (default 16) and its bytes under 2 GiB; larger rows say
+ * "cpu skipped (cap)". Those are the 4096³ products and the 4096-token scans,
+ * minutes each on a few cores. The sgemm anchor runs up to 300 GFLOP. */
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "../conformance/commands.h"
+#include "bench.h"
+#include "probe.h"
+
+#define MAX_DEVICES 16
+#define SGEMM_CAP_FLOP 3e11
+#define CPU_CAP_BYTES (2.0 * 1024 * 1024 * 1024)
+#define REFUSED_MAX_BYTES (64.0 * 1024 * 1024)
+#define SEED 20260819u
+
+/* ---- the sweeps ---------------------------------------------------------------- */
+
+/* Full sweep: demo size first, then up to a saturating size. OUT_PROD dW is
+ * out_prod(x[n_in, batch], G[n_out, batch]) (m = n_in, n = n_out, K = batch);
+ * dX is out_prod(W[n_in, n_out], Gᵀ) (m = n_in, n = batch, K = n_out). */
+static int sweep_full(struct vkg_perf_shape *s, int max) {
+    int n = 0;
+#define ADD(x)                                                                                     \
+    do {                                                                                           \
+        if (n < max) s[n++] = (x);                                                                 \
+    } while (0)
+    ADD(vkg_perf_out_prod(512, 256, 64, false));
+    ADD(vkg_perf_out_prod(1024, 1024, 256, false));
+    ADD(vkg_perf_out_prod(2048, 2048, 512, false));
+    ADD(vkg_perf_out_prod(4096, 4096, 512, false));
+    ADD(vkg_perf_out_prod(4096, 4096, 4096, false));
+    ADD(vkg_perf_out_prod(512, 64, 256, true));
+    ADD(vkg_perf_out_prod(1024, 256, 1024, true));
+    ADD(vkg_perf_out_prod(2048, 512, 2048, true));
+    ADD(vkg_perf_out_prod(4096, 512, 4096, true));
+    ADD(vkg_perf_out_prod(4096, 4096, 4096, true));
+    ADD(vkg_perf_ce(256, 512));
+    ADD(vkg_perf_ce(4096, 512));
+    ADD(vkg_perf_ce(32000, 512));
+    ADD(vkg_perf_ce(32000, 4096));
+    ADD(vkg_perf_conv(4, 1024, 64, 1));
+    ADD(vkg_perf_conv(4, 1024, 1024, 1));
+    ADD(vkg_perf_conv(4, 4352, 1024, 1));
+    ADD(vkg_perf_conv(4, 4352, 4096, 1));
+    ADD(vkg_perf_scan2(128, 64, 16, 1, 64, 1));
+    ADD(vkg_perf_scan2(128, 64, 16, 1, 256, 1));
+    ADD(vkg_perf_scan2(128, 64, 64, 1, 1024, 1));
+    ADD(vkg_perf_scan2(128, 64, 64, 1, 4096, 1));
+    ADD(vkg_perf_scan1(16, 1024, 64, 1));
+    ADD(vkg_perf_scan1(16, 4096, 1024, 1));
+    ADD(vkg_perf_scan1(16, 4096, 4096, 1));
+    return n;
+}
+
+/* --quick: the demo's sizes and one smaller or larger neighbour, for CI on
+ * lavapipe (seconds, not minutes). */
+static int sweep_quick(struct vkg_perf_shape *s, int max) {
+    int n = 0;
+    ADD(vkg_perf_out_prod(256, 128, 64, false));
+    ADD(vkg_perf_out_prod(512, 256, 64, false));
+    ADD(vkg_perf_out_prod(512, 64, 256, true));
+    ADD(vkg_perf_ce(256, 512));
+    ADD(vkg_perf_ce(2048, 128));
+    ADD(vkg_perf_conv(4, 256, 256, 1));
+    ADD(vkg_perf_conv(4, 1024, 64, 1));
+    ADD(vkg_perf_scan2(64, 16, 4, 1, 32, 1));
+    ADD(vkg_perf_scan2(128, 32, 8, 1, 64, 1));
+    ADD(vkg_perf_scan1(16, 256, 64, 1));
+    return n;
+#undef ADD
+}
+
+/* ---- options --------------------------------------------------------------------- */
+
+struct perf_opts {
+    int device; /* -1: all */
+    bool quick;
+    int reps;   /* 0: default (20, quick 3) */
+    int cpu_threads;
+    double cpu_cap_gflop;
+    bool no_cpu, no_refused, list_devices;
+    const char *csv;
+    bool ops[VKG_PERF_N_OPS];
+};
+
+static const char *const op_keys[VKG_PERF_N_OPS] = {"out_prod", "out_prod_t",
+                                                    "cross_entropy_loss_back", "ssm_conv_back",
+                                                    "ssm_scan_back"};
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: vkgrad perf [--device N|all] [--quick] [--ops LIST] [--reps N] [--csv FILE]\n"
+            "                   [--cpu-threads N] [--cpu-cap-gflop X] [--no-cpu] [--no-refused]\n"
+            "       vkgrad perf --list-devices\n"
+            "\n"
+            "Benchmarks the backward ops per shape, from the demo's sizes up to GPU-saturating\n"
+            "ones, on every Vulkan device (or the CPU when there is none). Progress on stderr.\n"
+            "\n"
+            "  --device N|all       Vulkan device (default: all)\n"
+            "  --quick              small shapes, 3 reps (CI, lavapipe)\n"
+            "  --ops LIST           comma-separated: out_prod (dW), out_prod_t (dX, transposed\n"
+            "                       src1), cross_entropy_loss_back, ssm_conv_back, ssm_scan_back\n"
+            "                       (Mamba-2 and Mamba-1); a prefix selects every match\n"
+            "  --reps N             timed computes after a warm-up (default 20; quick 3)\n"
+            "  --csv FILE           write the CSV there (default: stdout)\n"
+            "  --cpu-threads N      CPU backend and sgemm threads (default: all cores)\n"
+            "  --cpu-cap-gflop X    time the CPU backend only up to X GFLOP per shape\n"
+            "                       (default 16; bytes capped at 2 GiB); larger: 'cpu skipped (cap)'\n"
+            "  --no-cpu             skip the CPU backend and sgemm columns\n"
+            "  --no-refused         skip the per-op shape the device refuses\n"
+            "  --list-devices       print 'index<TAB>slug<TAB>description' per Vulkan device\n"
+            "\n"
+            "CSV columns: " VKG_PERF_CSV_COLUMNS "\n"
+            "  gpu_ms      median GPU time of the backward node (timestamp queries)\n"
+            "  wall_ms     median wall time of the whole graph compute (submit, sync, fallback)\n"
+            "  cpu_ms      the same graph on the CPU backend; sgemm_ms: OpenBLAS sgemm, OUT_PROD\n"
+            "  bytes/flops minimum traffic and arithmetic (formulas in perf/shapes.c)\n"
+            "  gbps/gflops bytes and flops over gpu_ms; peak_*: the device's probes\n"
+            "  peak_fraction  max(bytes/peak_gbps, flops/peak_gflops) / gpu time\n");
+}
+
+static bool parse_int(const char *s, int lo, int hi, int *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) return false;
+    *out = (int)v;
+    return true;
+}
+
+static bool parse_ops(const char *list, bool *ops) {
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", list);
+    memset(ops, 0, VKG_PERF_N_OPS * sizeof *ops);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        bool any = false;
+        for (int i = 0; i < VKG_PERF_N_OPS; i++) {
+            /* out_prod names only dW: out_prod_t must be asked for. */
+            bool match = !strcmp(tok, op_keys[i]) ||
+                         (strncmp(tok, op_keys[i], strlen(tok)) == 0 && strcmp(tok, "out_prod"));
+            if (match) ops[i] = any = true;
+        }
+        if (!any) {
+            fprintf(stderr, "vkgrad perf: unknown op '%s' in --ops\n", tok);
+            return false;
+        }
+    }
+    return true;
+}
+
+static int parse_opts(int argc, char **argv, struct perf_opts *o) {
+    *o = (struct perf_opts){.device = -1, .cpu_cap_gflop = 16};
+    for (int i = 0; i < VKG_PERF_N_OPS; i++) o->ops[i] = true;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--quick")) {
+            o->quick = true;
+        } else if (!strcmp(a, "--no-cpu")) {
+            o->no_cpu = true;
+        } else if (!strcmp(a, "--no-refused")) {
+            o->no_refused = true;
+        } else if (!strcmp(a, "--list-devices")) {
+            o->list_devices = true;
+        } else if (!strcmp(a, "--device") && v) {
+            i++;
+            if (strcmp(v, "all") && !parse_int(v, 0, MAX_DEVICES - 1, &o->device)) {
+                fprintf(stderr, "vkgrad perf: --device wants an index or 'all', got '%s'\n", v);
+                return 2;
+            }
+        } else if (!strcmp(a, "--reps") && v) {
+            i++;
+            if (!parse_int(v, 1, 100000, &o->reps)) {
+                fprintf(stderr, "vkgrad perf: --reps wants an integer >= 1, got '%s'\n", v);
+                return 2;
+            }
+        } else if (!strcmp(a, "--cpu-threads") && v) {
+            i++;
+            if (!parse_int(v, 1, 4096, &o->cpu_threads)) {
+                fprintf(stderr, "vkgrad perf: --cpu-threads wants an integer >= 1, got '%s'\n", v);
+                return 2;
+            }
+        } else if (!strcmp(a, "--cpu-cap-gflop") && v) {
+            i++;
+            char *end;
+            o->cpu_cap_gflop = strtod(v, &end);
+            if (end == v || *end || !(o->cpu_cap_gflop >= 0)) {
+                fprintf(stderr, "vkgrad perf: --cpu-cap-gflop wants a number >= 0, got '%s'\n", v);
+                return 2;
+            }
+        } else if (!strcmp(a, "--csv") && v) {
+            o->csv = argv[++i];
+        } else if (!strcmp(a, "--ops") && v) {
+            if (!parse_ops(argv[++i], o->ops)) return 2;
+        } else {
+            fprintf(stderr, "vkgrad perf: unknown or incomplete option '%s'\n\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!o->reps) o->reps = o->quick ? 3 : 20;
+    return -1;
+}
+
+/* ---- the sweep --------------------------------------------------------------------- */
+
+struct sweep {
+    const struct perf_opts *o;
+    struct vkg_csv csv;
+    struct vkg_backend *cpu;
+    int row, n_rows;
+};
+
+static void cpu_columns(struct sweep *sw, struct vkg_perf_row *r) {
+    const struct vkg_perf_shape *s = &r->shape;
+    if (sw->o->no_cpu) return;
+    double flops = vkg_perf_flops(s);
+    if (flops > sw->o->cpu_cap_gflop * 1e9 || vkg_perf_bytes(s) > CPU_CAP_BYTES) {
+        snprintf(r->note + strlen(r->note), sizeof r->note - strlen(r->note), "%scpu skipped (cap)",
+                 r->note[0] ? "; " : "");
+    } else {
+        struct vkg_backend *b[1] = {sw->cpu};
+        struct vkg_perf_timing t;
+        /* Big shapes: fewer reps, no warm-up; the CPU has no pipelines to build. */
+        int reps = sw->o->reps < 5 ? sw->o->reps : 5;
+        bool big = flops > 2e9;
+        if (big) reps = 2;
+        if (vkg_perf_time_node(b, 1, s, reps, !big, SEED, &t) == VKG_STATUS_OK)
+            r->cpu_ms = t.wall_ms;
+        else
+            snprintf(r->note + strlen(r->note), sizeof r->note - strlen(r->note), "%scpu: %s",
+                     r->note[0] ? "; " : "", t.error);
+    }
+    if ((s->op == VKG_PERF_OUT_PROD || s->op == VKG_PERF_OUT_PROD_T) && flops <= SGEMM_CAP_FLOP) {
+        int reps = flops > 2e10 ? 2 : (sw->o->reps < 5 ? sw->o->reps : 5);
+        r->sgemm_ms = vkg_perf_time_sgemm(s, reps, sw->o->cpu_threads);
+    }
+}
+
+/* One row: the shape on `backend` (NULL: CPU only), then the CPU columns. */
+static void run_row(struct sweep *sw, struct vkg_backend *backend, const char *device,
+                    const char *slug, const struct vkg_perf_peaks *peaks,
+                    const struct vkg_perf_shape *s, const char *note) {
+    struct vkg_perf_row r;
+    vkg_perf_row_init(&r);
+    snprintf(r.device, sizeof r.device, "%s", device);
+    snprintf(r.slug, sizeof r.slug, "%s", slug);
+    snprintf(r.note, sizeof r.note, "%s", note ? note : "");
+    r.shape = *s;
+    r.reps = sw->o->reps;
+    if (peaks) {
+        r.peak_gbps = peaks->copy_gbps;
+        r.peak_gflops = peaks->fma_gflops;
+    }
+    char shape[200];
+    vkg_perf_shape_str(s, shape, sizeof shape);
+    fprintf(stderr, "[%d/%d] %s %s %s %s ...", ++sw->row, sw->n_rows, slug, vkg_perf_op_name(s->op),
+            vkg_perf_shape_variant(s), shape);
+    fflush(stderr);
+    struct vkg_backend *b[1] = {backend ? backend : sw->cpu};
+    struct vkg_perf_timing t;
+    /* A refused shape runs on the CPU fallback: time it like the CPU column. */
+    int reps = sw->o->reps;
+    bool warm = true;
+    if (note && vkg_perf_flops(s) > 2e9) reps = 2, warm = false;
+    if (vkg_perf_time_node(b, 1, s, reps, warm, SEED, &t) == VKG_STATUS_OK) {
+        snprintf(r.placement, sizeof r.placement, "%s", t.placement);
+        snprintf(r.reason, sizeof r.reason, "%s", t.reason);
+        r.wall_ms = t.wall_ms;
+        if (t.node_is_gpu) r.gpu_ms = t.node_ms;
+    } else {
+        snprintf(r.placement, sizeof r.placement, "%s", t.placement[0] ? t.placement : "error");
+        snprintf(r.reason, sizeof r.reason, "%s", t.reason);
+        snprintf(r.note + strlen(r.note), sizeof r.note - strlen(r.note), "%serror: %s",
+                 r.note[0] ? "; " : "", t.error);
+    }
+    if (backend) cpu_columns(sw, &r);
+    else if (!sw->o->no_cpu) {
+        r.cpu_ms = r.wall_ms;
+        if (s->op == VKG_PERF_OUT_PROD || s->op == VKG_PERF_OUT_PROD_T)
+            r.sgemm_ms = vkg_perf_time_sgemm(s, sw->o->reps < 5 ? sw->o->reps : 5,
+                                             sw->o->cpu_threads);
+    }
+    fprintf(stderr, " %s: gpu %.3f ms, wall %.3f ms, cpu %.3f ms%s%s\n", r.placement, r.gpu_ms,
+            r.wall_ms, r.cpu_ms, r.note[0] ? " -- " : "", r.note);
+    vkg_perf_csv_row(&sw->csv, &r);
+}
+
+static bool op_selected(const struct perf_opts *o, const struct vkg_perf_shape *s) {
+    return o->ops[s->op];
+}
+
 int vkg_cmd_perf(int argc, char **argv) {
-    (void)argc; (void)argv;
-    fprintf(stderr, "vkgrad perf: not built yet\n");
-    return 2;
+    struct perf_opts o;
+    int rc = parse_opts(argc, argv, &o);
+    if (rc >= 0) return rc;
+
+    int n_all = vkg_vulkan_device_count();
+    if (o.list_devices) {
+        for (int i = 0; i < n_all; i++) {
+            struct vkg_vulkan_device_info info;
+            char slug[64] = "";
+            if (vkg_vulkan_device_get_info(i, &info) == VKG_STATUS_OK)
+                vkg_perf_device_slug(&info, slug, sizeof slug);
+            printf("%d\t%s\t%s\n", i, slug, vkg_vulkan_device_description(i));
+        }
+        return 0;
+    }
+    int devs[MAX_DEVICES], n_dev = 0;
+    if (o.device >= 0) {
+        if (o.device >= n_all) {
+            fprintf(stderr, "vkgrad perf: no Vulkan device %d (%d present)\n", o.device, n_all);
+            return 2;
+        }
+        devs[n_dev++] = o.device;
+    } else {
+        for (int i = 0; i < n_all && i < MAX_DEVICES; i++) devs[n_dev++] = i;
+    }
+
+    struct vkg_perf_shape shapes[64];
+    int n_shapes = o.quick ? sweep_quick(shapes, 64) : sweep_full(shapes, 64);
+    int n_sel = 0;
+    for (int i = 0; i < n_shapes; i++) n_sel += op_selected(&o, &shapes[i]);
+
+    struct sweep sw = {.o = &o};
+    sw.csv.f = stdout;
+    if (o.csv && !(sw.csv.f = fopen(o.csv, "w"))) {
+        fprintf(stderr, "vkgrad perf: cannot write %s: %s\n", o.csv, strerror(errno));
+        return 2;
+    }
+    sw.cpu = vkg_backend_cpu_init();
+    if (!sw.cpu) {
+        fprintf(stderr, "vkgrad perf: CPU backend: %s\n", vkg_last_error(NULL));
+        if (o.csv) fclose(sw.csv.f);
+        return 1;
+    }
+    if (o.cpu_threads) vkg_backend_cpu_set_n_threads(sw.cpu, o.cpu_threads);
+    vkg_perf_csv_header(&sw.csv);
+    int failures = 0;
+
+    if (n_dev == 0) {
+        fprintf(stderr, "vkgrad perf: no Vulkan device; timing the CPU backend only\n");
+        sw.n_rows = n_sel;
+        for (int i = 0; i < n_shapes; i++)
+            if (op_selected(&o, &shapes[i]))
+                run_row(&sw, NULL, vkg_backend_description(sw.cpu), "cpu", NULL, &shapes[i], NULL);
+    }
+    for (int d = 0; d < n_dev; d++) {
+        struct vkg_vulkan_device_info info;
+        char slug[64] = "vulkan", msg[300] = "";
+        if (vkg_vulkan_device_get_info(devs[d], &info) == VKG_STATUS_OK)
+            vkg_perf_device_slug(&info, slug, sizeof slug);
+        const char *desc = vkg_vulkan_device_description(devs[d]);
+        struct vkg_backend *vk = vkg_backend_vulkan_init(devs[d]);
+        if (!vk) {
+            fprintf(stderr, "vkgrad perf: Vulkan%d: %s\n", devs[d], vkg_last_error(NULL));
+            failures++;
+            continue;
+        }
+        struct vkg_perf_peaks peaks;
+        fprintf(stderr, "%s: probing copy bandwidth and FMA throughput ...", slug);
+        fflush(stderr);
+        bool have_peaks = vkg_perf_probe_device(devs[d], o.quick, &peaks, msg, sizeof msg);
+        if (have_peaks)
+            fprintf(stderr, " %.1f GB/s, %.1f GFLOP/s (%s)\n", peaks.copy_gbps, peaks.fma_gflops,
+                    peaks.timestamps ? "timestamps" : "wall clock");
+        else
+            fprintf(stderr, " failed: %s\n", msg);
+
+        struct vkg_perf_refusal pick[4];
+        int n_refused = 0;
+        for (int k = 0; k < 4 && !o.no_refused; k++) {
+            vkg_perf_find_refused(vk, k, REFUSED_MAX_BYTES, &pick[k]);
+            if (pick[k].found && op_selected(&o, &pick[k].shape)) n_refused++;
+        }
+        sw.row = 0;
+        sw.n_rows = n_sel + n_refused;
+        for (int i = 0; i < n_shapes; i++)
+            if (op_selected(&o, &shapes[i]))
+                run_row(&sw, vk, desc, slug, have_peaks ? &peaks : NULL, &shapes[i], NULL);
+        for (int k = 0; k < 4 && !o.no_refused; k++)
+            if (pick[k].found && op_selected(&o, &pick[k].shape))
+                run_row(&sw, vk, desc, slug, have_peaks ? &peaks : NULL, &pick[k].shape,
+                        "refused shape");
+        vkg_backend_free(vk);
+    }
+    vkg_backend_free(sw.cpu);
+    if (o.csv && fclose(sw.csv.f) != 0) {
+        fprintf(stderr, "vkgrad perf: writing %s failed\n", o.csv);
+        return 1;
+    }
+    return failures ? 1 : 0;
 }

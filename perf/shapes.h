@@ -104,6 +104,32 @@ struct vkg_perf_node {
 bool vkg_perf_build_node(struct vkg_context *ctx, const struct vkg_perf_shape *s,
                          struct vkg_perf_node *out);
 
+/* ---- shapes a device refuses ---------------------------------------------- */
+
+/* Candidate shapes a Vulkan device may refuse for demo op i (0 OUT_PROD,
+ * 1 cross-entropy, 2 SSM_CONV, 3 SSM_SCAN), smallest first. Each ladder walks
+ * one kind of limit: shared memory (scan state, conv taps, row length), the
+ * dispatch grid, and storage_range (maxStorageBufferRange; the last rung has
+ * one tensor just past it; 0 means 2 GiB). */
+int vkg_perf_refusal_ladder(int demo_op, uint64_t storage_range, struct vkg_perf_shape *c,
+                            int max);
+
+struct vkg_perf_refusal {
+    bool found;                 /* a refused shape within max_bytes */
+    struct vkg_perf_shape shape;
+    char reason[256];           /* supports_op's reason */
+    bool found_large;           /* only a larger one is refused */
+    struct vkg_perf_shape large;
+    char large_reason[256];
+    char error[256];            /* a candidate that could not be built */
+};
+
+/* Walk the ladder asking backend->supports_op on each single-op node (no
+ * storage is allocated). max_bytes bounds about 3x vkg_perf_bytes, the
+ * footprint of the training graph at that shape. */
+void vkg_perf_find_refused(struct vkg_backend *backend, int demo_op, double max_bytes,
+                           struct vkg_perf_refusal *p);
+
 /* ---- small shared helpers ------------------------------------------------ */
 
 double vkg_perf_now_ms(void);      /* monotonic clock */

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# perf/run.sh — one command from a fresh machine to reports/<device-slug>/:
+# installs what is missing (ci/install-deps.sh), builds if needed, then per
+# Vulkan device (lavapipe when there is no GPU) runs the demo, the
+# conformance suite and the perf sweep, and renders the charts and
+# index.html (perf/plot.sh).
+#
+#   perf/run.sh [--quick] [--no-build] [--no-plots] [--build-dir DIR] [--out DIR]
+#
+#   --quick       small shapes and the default conformance tier (CI)
+#   --no-build    use an existing build; install nothing (a machine without
+#                 glslang, gnuplot or -dev packages)
+#   --no-plots    write the raw results only (perf.csv, conform.jsonl, *.txt);
+#                 finish elsewhere with perf/plot.sh reports/<slug>
+#   --build-dir   build directory (default: build)
+#   --out         where the <slug> folders go (default: reports)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+quick=0 build=1 plots=1 bdir=build out=reports
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) quick=1 ;;
+    --no-build) build=0 ;;
+    --no-plots) plots=0 ;;
+    --build-dir) bdir="${2:?--build-dir needs a directory}"; shift ;;
+    --out) out="${2:?--out needs a directory}"; shift ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+cd "$root"
+step() { printf '\n==> %s\n' "$*" >&2; }
+
+if [ $build -eq 1 ]; then
+  if [ -x ci/install-deps.sh ] || [ -f ci/install-deps.sh ]; then
+    step "checking dependencies (ci/install-deps.sh)"
+    bash ci/install-deps.sh
+  fi
+  if [ ! -f "$bdir/build.ninja" ]; then
+    step "configuring $bdir"
+    meson setup "$bdir" --buildtype=release
+  fi
+  step "building $bdir"
+  meson compile -C "$bdir"
+fi
+vkgrad="$bdir/conformance/vkgrad"
+[ -x "$vkgrad" ] || { echo "run.sh: $vkgrad not found: build first or drop --no-build" >&2; exit 1; }
+
+mapfile -t devices < <("$vkgrad" perf --list-devices)
+if [ ${#devices[@]} -eq 0 ]; then
+  echo "run.sh: no Vulkan device (not even lavapipe: install mesa-vulkan-drivers); CPU only" >&2
+  devices=("-1	cpu	CPU")
+fi
+perf_args=() demo_args=() conform_args=()
+[ $quick -eq 1 ] && { perf_args+=(--quick); demo_args+=(--reps 3); }
+
+status=0
+for line in "${devices[@]}"; do
+  IFS=$'\t' read -r idx slug desc <<<"$line"
+  dir="$out/$slug"
+  mkdir -p "$dir"
+  printf '%s\t%s\t%s\n' "$idx" "$slug" "$desc" > "$dir/device.txt"
+  dev_arg=(); conf_dev=(--device cpu)
+  [ "$idx" -ge 0 ] && { dev_arg=(--device "$idx"); conf_dev=(--device "$idx"); }
+  step "$desc -> $dir"
+  "$vkgrad" devices > "$dir/devices.txt" 2>&1 || true
+
+  step "demo on $slug"
+  if "$vkgrad" demo "${dev_arg[@]}" "${demo_args[@]}" 2>&1 | tee "$dir/demo.txt"; then :; else
+    echo "run.sh: the demo did not end in OK on $slug" >&2; status=1
+  fi
+
+  step "conformance on $slug"
+  rm -f "$dir/conform.jsonl"
+  if "$vkgrad" conform "${conf_dev[@]}" "${conform_args[@]}" --json "$dir/conform.jsonl" \
+       --junit "$dir/conform.junit.xml" > "$dir/conform.txt" 2>&1; then :; else
+    echo "run.sh: conformance reported failures on $slug (see $dir/conform.txt)" >&2; status=1
+  fi
+  tail -n 15 "$dir/conform.txt" >&2
+
+  step "perf sweep on $slug"
+  "$vkgrad" perf "${dev_arg[@]}" "${perf_args[@]}" --csv "$dir/perf.csv" || status=1
+
+  if [ $plots -eq 1 ]; then
+    step "charts for $slug"
+    bash perf/plot.sh "$dir"
+  fi
+done
+step "done (status $status)"
+exit $status

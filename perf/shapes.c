@@ -1,0 +1,448 @@
+/* perf/shapes.c — shapes, byte/FLOP formulas, seeded inputs and single-op
+ * graphs of the four backward ops (see shapes.h).
+ *
+ * The formulas are lower bounds on traffic and plain operation counts, chosen
+ * so that a GB/s or GFLOP/s figure can be compared with a device's measured
+ * copy bandwidth and FMA throughput: a kernel that re-reads an input pays for
+ * it in a lower fraction of peak, not in a larger byte count. */
+#include "shapes.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct vkg_perf_shape vkg_perf_out_prod(int64_t m, int64_t n, int64_t k, bool transposed_src1) {
+    return (struct vkg_perf_shape){
+        .op = transposed_src1 ? VKG_PERF_OUT_PROD_T : VKG_PERF_OUT_PROD, .m = m, .n = n, .k = k};
+}
+
+struct vkg_perf_shape vkg_perf_ce(int64_t n_class, int64_t n_rows) {
+    return (struct vkg_perf_shape){.op = VKG_PERF_CE_BACK, .n_class = n_class, .n_rows = n_rows};
+}
+
+struct vkg_perf_shape vkg_perf_conv(int64_t d_conv, int64_t d_inner, int64_t n_tok,
+                                    int64_t n_seqs) {
+    return (struct vkg_perf_shape){.op = VKG_PERF_CONV_BACK, .d_conv = d_conv,
+                                   .d_inner = d_inner, .n_tok = n_tok, .n_seqs = n_seqs};
+}
+
+struct vkg_perf_shape vkg_perf_scan2(int64_t d_state, int64_t head_dim, int64_t n_head,
+                                     int64_t n_group, int64_t n_tok, int64_t n_seqs) {
+    return (struct vkg_perf_shape){.op = VKG_PERF_SCAN_BACK, .d_state = d_state,
+                                   .head_dim = head_dim, .n_head = n_head, .n_group = n_group,
+                                   .n_tok = n_tok, .n_seqs = n_seqs};
+}
+
+struct vkg_perf_shape vkg_perf_scan1(int64_t d_state, int64_t d_inner, int64_t n_tok,
+                                     int64_t n_seqs) {
+    return (struct vkg_perf_shape){.op = VKG_PERF_SCAN_BACK, .d_state = d_state, .head_dim = 1,
+                                   .n_head = d_inner, .n_group = 1, .n_tok = n_tok,
+                                   .n_seqs = n_seqs, .mamba1 = true};
+}
+
+int vkg_perf_shape_vkg_op(const struct vkg_perf_shape *s) {
+    switch (s->op) {
+    case VKG_PERF_OUT_PROD:
+    case VKG_PERF_OUT_PROD_T: return VKG_OP_OUT_PROD;
+    case VKG_PERF_CE_BACK: return VKG_OP_CROSS_ENTROPY_LOSS_BACK;
+    case VKG_PERF_CONV_BACK: return VKG_OP_SSM_CONV_BACK;
+    case VKG_PERF_SCAN_BACK: return VKG_OP_SSM_SCAN_BACK;
+    default: return VKG_OP_NONE;
+    }
+}
+
+const char *vkg_perf_op_name(enum vkg_perf_op op) {
+    switch (op) {
+    case VKG_PERF_OUT_PROD:
+    case VKG_PERF_OUT_PROD_T: return "OUT_PROD";
+    case VKG_PERF_CE_BACK: return "CROSS_ENTROPY_LOSS_BACK";
+    case VKG_PERF_CONV_BACK: return "SSM_CONV_BACK";
+    case VKG_PERF_SCAN_BACK: return "SSM_SCAN_BACK";
+    default: return "?";
+    }
+}
+
+const char *vkg_perf_shape_variant(const struct vkg_perf_shape *s) {
+    switch (s->op) {
+    case VKG_PERF_OUT_PROD: return "dW";
+    case VKG_PERF_OUT_PROD_T: return "dX_transposed_src1";
+    case VKG_PERF_CE_BACK: return "one_hot";
+    case VKG_PERF_CONV_BACK: return "";
+    case VKG_PERF_SCAN_BACK: return s->mamba1 ? "mamba1" : "mamba2";
+    default: return "";
+    }
+}
+
+char *vkg_perf_shape_str(const struct vkg_perf_shape *s, char *buf, size_t size) {
+    switch (s->op) {
+    case VKG_PERF_OUT_PROD:
+    case VKG_PERF_OUT_PROD_T:
+        snprintf(buf, size, "m=%lld.n=%lld.k=%lld", (long long)s->m, (long long)s->n,
+                 (long long)s->k);
+        break;
+    case VKG_PERF_CE_BACK:
+        snprintf(buf, size, "n_class=%lld.n_rows=%lld", (long long)s->n_class,
+                 (long long)s->n_rows);
+        break;
+    case VKG_PERF_CONV_BACK:
+        snprintf(buf, size, "d_conv=%lld.d_inner=%lld.n_tok=%lld.n_seqs=%lld",
+                 (long long)s->d_conv, (long long)s->d_inner, (long long)s->n_tok,
+                 (long long)s->n_seqs);
+        break;
+    case VKG_PERF_SCAN_BACK:
+        if (s->mamba1)
+            snprintf(buf, size, "d_state=%lld.d_inner=%lld.n_tok=%lld.n_seqs=%lld",
+                     (long long)s->d_state, (long long)s->n_head, (long long)s->n_tok,
+                     (long long)s->n_seqs);
+        else
+            snprintf(buf, size,
+                     "d_state=%lld.head_dim=%lld.n_head=%lld.n_group=%lld.n_tok=%lld.n_seqs=%lld",
+                     (long long)s->d_state, (long long)s->head_dim, (long long)s->n_head,
+                     (long long)s->n_group, (long long)s->n_tok, (long long)s->n_seqs);
+        break;
+    default: snprintf(buf, size, "?"); break;
+    }
+    return buf;
+}
+
+/* Element counts of the scan's tensors (SPEC §3 table). */
+struct scan_sizes {
+    double s, x, dt, A, B, C, states;
+};
+
+static struct scan_sizes scan_sizes(const struct vkg_perf_shape *s) {
+    double N = (double)s->d_state, P = (double)s->head_dim, H = (double)s->n_head;
+    double T = (double)s->n_tok, S = (double)s->n_seqs, G = (double)s->n_group;
+    struct scan_sizes z;
+    z.s = N * P * H * S; /* n_slots = n_seqs */
+    z.x = P * H * T * S;
+    z.dt = H * T * S;
+    z.A = s->mamba1 ? N * H : H;
+    z.B = z.C = N * (s->mamba1 ? 1.0 : G) * T * S;
+    z.states = N * P * H * S;
+    return z;
+}
+
+/* Bytes: every input read once and every output written once, 4 bytes each.
+ *   OUT_PROD:  a[m,K] + b[n,K] read, dst[m,n] written          4(mK + nK + mn)
+ *   CE_BACK:   logits and labels read, d_logits written, g      12·nc·nr + 4
+ *   CONV_BACK: sx, c, g read; d_sx (= sx), d_c (= c) written   4(2·|sx| + 2·|c| + |g|)
+ *   SCAN_BACK: s x dt A B C ids g_y g_S read; d_s d_x d_dt d_A d_B d_C written. */
+double vkg_perf_bytes(const struct vkg_perf_shape *s) {
+    switch (s->op) {
+    case VKG_PERF_OUT_PROD:
+    case VKG_PERF_OUT_PROD_T:
+        return 4.0 * ((double)s->m * s->k + (double)s->n * s->k + (double)s->m * s->n);
+    case VKG_PERF_CE_BACK: return 12.0 * (double)s->n_class * s->n_rows + 4.0;
+    case VKG_PERF_CONV_BACK: {
+        double sx = (double)(s->d_conv - 1 + s->n_tok) * s->d_inner * s->n_seqs;
+        double c = (double)s->d_conv * s->d_inner;
+        double g = (double)s->d_inner * s->n_tok * s->n_seqs;
+        return 4.0 * (2 * sx + 2 * c + g);
+    }
+    case VKG_PERF_SCAN_BACK: {
+        struct scan_sizes z = scan_sizes(s);
+        double in = z.s + z.x + z.dt + z.A + z.B + z.C;
+        return 4.0 * (2 * in + (double)s->n_seqs + z.x + z.states);
+    }
+    default: return 0;
+    }
+}
+
+/* FLOPs (add or multiply = 1; exp, log, sigmoid = 1):
+ *   OUT_PROD:  one multiply-add per (i, j, k)                   2·m·n·K
+ *   CE_BACK:   per element: max, subtract, exp, row sum, label sum, then
+ *              normalise, ·Σlabels, −label, ·g/nr               9·nc·nr
+ *   CONV_BACK: d_sx and d_c each one multiply-add per (k, i, t, s)
+ *                                                               4·d_conv·d_inner·n_tok·n_seqs
+ *   SCAN_BACK: per (state n, channel p, head h, token t, seq q): recompute
+ *              s_t (3), adjoint λ_t (3), d_C (2), d_B (2), Σ_n λ·B (2),
+ *              da (2)                                           14·N·P·H·T·S
+ *              Mamba-1 adds per state the decay exp(dt'·A[n]) (2), d_A (3)
+ *              and its share of d(dt') (3)                     22·N·D·T·S
+ * Per-row and per-token terms (softplus, sigmoid) are lower order and left out. */
+double vkg_perf_flops(const struct vkg_perf_shape *s) {
+    switch (s->op) {
+    case VKG_PERF_OUT_PROD:
+    case VKG_PERF_OUT_PROD_T: return 2.0 * (double)s->m * s->n * s->k;
+    case VKG_PERF_CE_BACK: return 9.0 * (double)s->n_class * s->n_rows;
+    case VKG_PERF_CONV_BACK:
+        return 4.0 * (double)s->d_conv * s->d_inner * s->n_tok * s->n_seqs;
+    case VKG_PERF_SCAN_BACK: {
+        double per = s->mamba1 ? 22.0 : 14.0;
+        return per * (double)s->d_state * s->head_dim * s->n_head * s->n_tok * s->n_seqs;
+    }
+    default: return 0;
+    }
+}
+
+/* ---- seeded inputs --------------------------------------------------------- */
+
+static uint64_t splitmix64(uint64_t *state) {
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* 24 random bits: exactly representable in fp32, so the float64 reference
+ * sees the very values the backends see. */
+static float uniform(uint64_t *state, float lo, float hi) {
+    double u = (double)(splitmix64(state) >> 40) / 16777216.0;
+    return (float)(lo + (hi - lo) * u);
+}
+
+void *vkg_perf_leaf_data(const struct vkg_perf_leaf *leaf, uint64_t seed, int slot) {
+    int64_t n = vkg_nelements(leaf->t);
+    uint64_t state = seed ^ (0xD1B54A32D192ED03ull * (uint64_t)(slot + 1));
+    splitmix64(&state);
+    if (leaf->dist == VKG_PERF_IDS) {
+        int32_t *ids = malloc((size_t)n * sizeof *ids);
+        if (!ids) return NULL;
+        int64_t n_slots = leaf->lo >= 1 ? (int64_t)leaf->lo : 1;
+        for (int64_t i = 0; i < n; i++) ids[i] = (int32_t)(i % n_slots);
+        return ids;
+    }
+    float *v = calloc((size_t)n, sizeof *v);
+    if (!v) return NULL;
+    switch (leaf->dist) {
+    case VKG_PERF_UNIFORM:
+        for (int64_t i = 0; i < n; i++) v[i] = uniform(&state, leaf->lo, leaf->hi);
+        break;
+    case VKG_PERF_ONE_HOT: {
+        int64_t row = leaf->t->ne[0];
+        for (int64_t r = 0; r < n / row; r++)
+            v[r * row + (int64_t)(splitmix64(&state) % (uint64_t)row)] = 1.0f;
+        break;
+    }
+    default: break; /* ZERO: calloc */
+    }
+    return v;
+}
+
+enum vkg_status vkg_perf_leaf_upload(const struct vkg_perf_leaf *leaf, const void *data) {
+    return vkg_backend_tensor_set_strided(leaf->t, data);
+}
+
+/* ---- single-op graphs ------------------------------------------------------ */
+
+static struct vkg_tensor *leaf(struct vkg_perf_node *out, struct vkg_tensor *t, const char *name,
+                               enum vkg_perf_dist dist, float lo, float hi) {
+    if (!t || out->n_leaves >= VKG_PERF_MAX_LEAVES) return NULL;
+    vkg_set_name(t, name);
+    vkg_set_input(t);
+    out->leaves[out->n_leaves++] = (struct vkg_perf_leaf){t, dist, lo, hi};
+    return t;
+}
+
+#define F32 VKG_TYPE_F32
+
+static struct vkg_tensor *build_out_prod(struct vkg_context *ctx, const struct vkg_perf_shape *s,
+                                         struct vkg_perf_node *o) {
+    if (s->op == VKG_PERF_OUT_PROD) {
+        /* dW of y = mul_mat(W, x): out_prod(x[n_in, batch], G[n_out, batch]). */
+        struct vkg_tensor *a = leaf(o, vkg_new_tensor_2d(ctx, F32, s->m, s->k), "x",
+                                    VKG_PERF_UNIFORM, -1, 1);
+        struct vkg_tensor *b = leaf(o, vkg_new_tensor_2d(ctx, F32, s->n, s->k), "G",
+                                    VKG_PERF_UNIFORM, -1, 1);
+        return a && b ? vkg_out_prod(ctx, a, b) : NULL;
+    }
+    /* dX of y = mul_mat(W, x): out_prod(W[n_in, n_out], transpose(G[n_out, batch])). */
+    struct vkg_tensor *w = leaf(o, vkg_new_tensor_2d(ctx, F32, s->m, s->k), "W",
+                                VKG_PERF_UNIFORM, -0.1f, 0.1f);
+    struct vkg_tensor *g = leaf(o, vkg_new_tensor_2d(ctx, F32, s->k, s->n), "G",
+                                VKG_PERF_UNIFORM, -1, 1);
+    struct vkg_tensor *gt = g ? vkg_transpose(ctx, g) : NULL;
+    return w && gt ? vkg_out_prod(ctx, w, gt) : NULL;
+}
+
+static struct vkg_tensor *build_scan(struct vkg_context *ctx, const struct vkg_perf_shape *s,
+                                     struct vkg_perf_node *o) {
+    int64_t N = s->d_state, P = s->head_dim, H = s->n_head, T = s->n_tok, S = s->n_seqs;
+    int64_t G = s->mamba1 ? 1 : s->n_group;
+    struct vkg_tensor *st =
+        leaf(o, s->mamba1 ? vkg_new_tensor_4d(ctx, F32, N, 1, H, S)
+                          : vkg_new_tensor_4d(ctx, F32, N, P, H, S),
+             "s", VKG_PERF_UNIFORM, -0.5f, 0.5f);
+    struct vkg_tensor *x = leaf(o, vkg_new_tensor_4d(ctx, F32, P, H, T, S), "x",
+                                VKG_PERF_UNIFORM, -1, 1);
+    struct vkg_tensor *dt = leaf(o, vkg_new_tensor_3d(ctx, F32, H, T, S), "dt",
+                                 VKG_PERF_UNIFORM, -2.0f, 0.5f);
+    struct vkg_tensor *A = leaf(o, s->mamba1 ? vkg_new_tensor_2d(ctx, F32, N, H)
+                                             : vkg_new_tensor_2d(ctx, F32, 1, H),
+                                "A", VKG_PERF_UNIFORM, -1.0f, -0.2f);
+    struct vkg_tensor *B = leaf(o, vkg_new_tensor_4d(ctx, F32, N, G, T, S), "B",
+                                VKG_PERF_UNIFORM, -0.3f, 0.3f);
+    struct vkg_tensor *C = leaf(o, vkg_new_tensor_4d(ctx, F32, N, G, T, S), "C",
+                                VKG_PERF_UNIFORM, -0.3f, 0.3f);
+    struct vkg_tensor *ids = leaf(o, vkg_new_tensor_1d(ctx, VKG_TYPE_I32, S), "ids",
+                                  VKG_PERF_IDS, (float)S, 0);
+    int64_t n_g = P * H * T * S + N * P * H * S;
+    struct vkg_tensor *g = leaf(o, vkg_new_tensor_1d(ctx, F32, n_g), "g", VKG_PERF_UNIFORM,
+                                -1, 1);
+    if (!st || !x || !dt || !A || !B || !C || !ids || !g) return NULL;
+    return vkg_ssm_scan_back(ctx, st, x, dt, A, B, C, ids, g);
+}
+
+bool vkg_perf_build_node(struct vkg_context *ctx, const struct vkg_perf_shape *s,
+                         struct vkg_perf_node *out) {
+    memset(out, 0, sizeof *out);
+    struct vkg_tensor *node = NULL;
+    switch (s->op) {
+    case VKG_PERF_OUT_PROD:
+    case VKG_PERF_OUT_PROD_T: node = build_out_prod(ctx, s, out); break;
+    case VKG_PERF_CE_BACK: {
+        struct vkg_tensor *g = leaf(out, vkg_new_tensor_1d(ctx, F32, 1), "g", VKG_PERF_UNIFORM,
+                                    1, 1);
+        struct vkg_tensor *lg = leaf(out, vkg_new_tensor_2d(ctx, F32, s->n_class, s->n_rows),
+                                     "logits", VKG_PERF_UNIFORM, -4, 4);
+        struct vkg_tensor *lb = leaf(out, vkg_new_tensor_2d(ctx, F32, s->n_class, s->n_rows),
+                                     "labels", VKG_PERF_ONE_HOT, 0, 0);
+        node = g && lg && lb ? vkg_cross_entropy_loss_back(ctx, g, lg, lb) : NULL;
+        break;
+    }
+    case VKG_PERF_CONV_BACK: {
+        struct vkg_tensor *sx = leaf(
+            out, vkg_new_tensor_3d(ctx, F32, s->d_conv - 1 + s->n_tok, s->d_inner, s->n_seqs),
+            "sx", VKG_PERF_UNIFORM, -1, 1);
+        struct vkg_tensor *c = leaf(out, vkg_new_tensor_2d(ctx, F32, s->d_conv, s->d_inner),
+                                    "c", VKG_PERF_UNIFORM, -0.3f, 0.3f);
+        struct vkg_tensor *g =
+            leaf(out, vkg_new_tensor_3d(ctx, F32, s->d_inner, s->n_tok, s->n_seqs), "g",
+                 VKG_PERF_UNIFORM, -1, 1);
+        node = sx && c && g ? vkg_ssm_conv_back(ctx, sx, c, g) : NULL;
+        break;
+    }
+    case VKG_PERF_SCAN_BACK: node = build_scan(ctx, s, out); break;
+    default: vkg_error(ctx, VKG_STATUS_INVALID_ARGUMENT, "perf: unknown op %d", (int)s->op);
+    }
+    if (!node) return false;
+    vkg_set_name(node, vkg_op_slug(node->op));
+    vkg_set_output(node);
+    out->node = node;
+    return true;
+}
+
+/* ---- shapes a device refuses ------------------------------------------------ */
+
+int vkg_perf_refusal_ladder(int demo_op, uint64_t storage_range, struct vkg_perf_shape *c,
+                            int max) {
+    int n = 0;
+    /* Elements of one tensor just past the storage-buffer range. */
+    int64_t past = (int64_t)((storage_range ? storage_range : (UINT64_C(1) << 31)) / 4) + 16;
+#define ADD(x)                                                                                     \
+    do {                                                                                           \
+        if (n < max) c[n++] = (x);                                                                 \
+    } while (0)
+    switch (demo_op) {
+    case 0:
+        for (int64_t k = 1 << 16; k <= 1 << 22; k <<= 2) ADD(vkg_perf_out_prod(1, 1, k, false));
+        for (int64_t m = 1 << 16; m <= 1 << 22; m <<= 2) ADD(vkg_perf_out_prod(m, 1, 1, false));
+        ADD(vkg_perf_out_prod(2048, 2048, 2048, true));
+        ADD(vkg_perf_out_prod(4096, 4096, 1, false));
+        ADD(vkg_perf_out_prod(1, 1, past, false));
+        break;
+    case 1:
+        for (int64_t nc = 1 << 12; nc <= 1 << 22; nc <<= 1) ADD(vkg_perf_ce(nc, 1));
+        ADD(vkg_perf_ce(1, 1 << 21));
+        ADD(vkg_perf_ce(past, 1));
+        break;
+    case 2:
+        for (int64_t k = 8; k <= 1 << 14; k <<= 1) ADD(vkg_perf_conv(k, 64, 64, 1));
+        ADD(vkg_perf_conv(4, 1 << 21, 1, 1));
+        ADD(vkg_perf_conv(4, past, 1, 1));
+        break;
+    default:
+        for (int64_t ds = 256; ds <= 1 << 14; ds <<= 1) ADD(vkg_perf_scan2(ds, 8, 2, 1, 8, 1));
+        for (int64_t ds = 256; ds <= 1 << 14; ds <<= 1) ADD(vkg_perf_scan1(ds, 8, 8, 1));
+        ADD(vkg_perf_scan2(128, 1024, 2, 1, 8, 1));
+        ADD(vkg_perf_scan2(128, 64, 16, 1, 1 << 16, 1));
+        ADD(vkg_perf_scan2(16, 1, 1, 1, past, 1)); /* B spans past the range */
+        break;
+    }
+#undef ADD
+    return n;
+}
+
+void vkg_perf_find_refused(struct vkg_backend *backend, int demo_op, double max_bytes,
+                           struct vkg_perf_refusal *p) {
+    memset(p, 0, sizeof *p);
+    struct vkg_perf_shape cand[40];
+    uint64_t range = 0;
+    if (vkg_backend_is_vulkan(backend)) {
+        /* "Vulkan<i>" names the device whose limit the last rung must pass. */
+        struct vkg_vulkan_device_info info;
+        const char *name = vkg_backend_name(backend);
+        if (!strncmp(name, "Vulkan", 6) &&
+            vkg_vulkan_device_get_info(atoi(name + 6), &info) == VKG_STATUS_OK)
+            range = info.max_storage_buffer_range;
+    }
+    int n = vkg_perf_refusal_ladder(demo_op, range, cand, 40);
+    for (int i = 0; i < n && !p->found; i++) {
+        struct vkg_context *ctx = vkg_init(1u << 16);
+        if (!ctx) break;
+        vkg_set_no_alloc(ctx, true);
+        struct vkg_perf_node node;
+        char reason[256] = "";
+        if (!vkg_perf_build_node(ctx, &cand[i], &node)) {
+            snprintf(p->error, sizeof p->error, "%s", vkg_last_error(ctx));
+        } else if (!vkg_backend_supports_op(backend, node.node, reason, sizeof reason)) {
+            if (3 * vkg_perf_bytes(&cand[i]) <= max_bytes) {
+                p->found = true;
+                p->shape = cand[i];
+                snprintf(p->reason, sizeof p->reason, "%s", reason);
+            } else if (!p->found_large) {
+                p->found_large = true;
+                p->large = cand[i];
+                snprintf(p->large_reason, sizeof p->large_reason, "%s", reason);
+            }
+        }
+        vkg_free(ctx);
+    }
+}
+
+/* ---- helpers --------------------------------------------------------------- */
+
+double vkg_perf_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double vkg_perf_median(double *v, int n) {
+    if (n <= 0) return NAN;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+char *vkg_perf_device_slug(const struct vkg_vulkan_device_info *info, char *buf, size_t size) {
+    if (!size) return buf;
+    if (strstr(info->driver_name, "llvmpipe") || !strncmp(info->name, "llvmpipe", 8) ||
+        strstr(info->name, "lavapipe")) {
+        snprintf(buf, size, "lavapipe");
+        return buf;
+    }
+    size_t j = 0;
+    bool dash = false;
+    for (const char *p = info->name; *p && j + 1 < size; p++) {
+        unsigned char ch = (unsigned char)*p;
+        if (isalnum(ch)) {
+            if (dash && j > 0) buf[j++] = '-';
+            if (j + 1 < size) buf[j++] = (char)tolower(ch);
+            dash = false;
+        } else {
+            dash = true;
+        }
+    }
+    buf[j] = 0;
+    if (!j) snprintf(buf, size, "vulkan-device");
+    return buf;
+}
