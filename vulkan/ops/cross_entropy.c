@@ -45,8 +45,7 @@ static uint32_t xent_wg(const struct vkg_vk_device *dev, uint32_t want) {
     uint32_t lim = dev->info.max_workgroup_invocations;
     if (dev->props.limits.maxComputeWorkGroupSize[0] < lim)
         lim = dev->props.limits.maxComputeWorkGroupSize[0];
-    if (lim > want)
-        lim = want;
+    if (lim > want) lim = want;
     uint32_t wg = 1;
     while (wg * 2 <= lim)
         wg *= 2;
@@ -64,7 +63,8 @@ static bool xent_supports(const struct vkg_vk_device *dev, const struct vkg_tens
                    dev->info.max_shared_memory);
         return false;
     }
-    const struct vkg_tensor *x = node->op == VKG_OP_CROSS_ENTROPY_LOSS ? node->src[0] : node->src[1];
+    const struct vkg_tensor *x =
+        node->op == VKG_OP_CROSS_ENTROPY_LOSS ? node->src[0] : node->src[1];
     const uint64_t nr = (uint64_t)x->ne[1] * x->ne[2] * x->ne[3];
     if (nr > UINT32_MAX) {
         vkg_reason(reason, n, "%s rows=%llu > %u (32-bit row index)", vkg_op_slug(node->op),
@@ -74,7 +74,9 @@ static bool xent_supports(const struct vkg_vk_device *dev, const struct vkg_tens
     return true;
 }
 
-static uint32_t es(size_t nb) { return (uint32_t)(nb / sizeof(float)); }
+static uint32_t es(size_t nb) {
+    return (uint32_t)(nb / sizeof(float));
+}
 
 static void fill_push(struct vkg_xent_push *p, const struct vkg_tensor *x,
                       const struct vkg_tensor *l) {
@@ -111,16 +113,14 @@ static enum vkg_status xent_encode(struct vkg_vk_encoder *enc, const struct vkg_
     const struct vkg_tensor *x = node->src[0], *l = node->src[1];
     fill_push(&p, x, l);
     const struct vkg_tensor *rows = vkg_vk_scratch(enc, (size_t)p.nr * sizeof(float));
-    if (!rows)
-        return VKG_STATUS_OUT_OF_MEMORY;
+    if (!rows) return VKG_STATUS_OUT_OF_MEMORY;
     const struct vkg_tensor *t1[3] = {x, l, rows};
     p.off_x = vkg_vk_elem_offset(enc, x);
     p.off_l = vkg_vk_elem_offset(enc, l);
     p.off_d = vkg_vk_elem_offset(enc, rows);
     vkg_vk_grid(enc, p.nr, &gx, &gy);
     st = vkg_vk_dispatch(enc, &k_rows, spec, 1, t1, 3, &p, gx, gy, 1);
-    if (st != VKG_STATUS_OK)
-        return st;
+    if (st != VKG_STATUS_OK) return st;
     vkg_vk_barrier(enc);
     const struct vkg_tensor *t2[2] = {rows, node};
     p.off_x = vkg_vk_elem_offset(enc, rows);

@@ -36,12 +36,14 @@ static const struct vkg_vk_kernel k_out_prod =
     VKG_VK_KERNEL(vkg_vk_spv_out_prod, 3, struct vkg_gemm_push);
 
 enum {
-    GEMM_WG = 256,                           /* invocations, fixed by the shader */
-    GEMM_TILE = 128,                         /* BM = BN */
-    GEMM_SHARED = 2 * 16 * (128 + 4) * 4,    /* two staged 16 x 132 float tiles */
+    GEMM_WG = 256,                        /* invocations, fixed by the shader */
+    GEMM_TILE = 128,                      /* BM = BN */
+    GEMM_SHARED = 2 * 16 * (128 + 4) * 4, /* two staged 16 x 132 float tiles */
 };
 
-static uint32_t es(size_t nb) { return (uint32_t)(nb / sizeof(float)); }
+static uint32_t es(size_t nb) {
+    return (uint32_t)(nb / sizeof(float));
+}
 
 static bool matmul_supports(const struct vkg_vk_device *dev, const struct vkg_tensor *node,
                             char *reason, size_t n) {

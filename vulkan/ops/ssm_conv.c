@@ -79,7 +79,9 @@ static bool conv_supports(const struct vkg_vk_device *dev, const struct vkg_tens
     return true;
 }
 
-static uint32_t es(size_t nb) { return (uint32_t)(nb / sizeof(float)); }
+static uint32_t es(size_t nb) {
+    return (uint32_t)(nb / sizeof(float));
+}
 
 static enum vkg_status conv_encode(struct vkg_vk_encoder *enc, const struct vkg_tensor *node) {
     const struct vkg_tensor *sx = node->src[0], *c = node->src[1];
@@ -110,16 +112,14 @@ static enum vkg_status conv_encode(struct vkg_vk_encoder *enc, const struct vkg_
     p.n_cb = (p.di + CONV_CB - 1) / CONV_CB;
     const struct vkg_tensor *part =
         vkg_vk_scratch(enc, (size_t)p.n_tiles * p.ns * p.di * p.dc * sizeof(float));
-    if (!part)
-        return VKG_STATUS_OUT_OF_MEMORY;
+    if (!part) return VKG_STATUS_OUT_OF_MEMORY;
     p.off_p = vkg_vk_elem_offset(enc, part);
 
     const uint32_t spec[1] = {(uint32_t)conv_back_shared_floats(p.dc)};
     const struct vkg_tensor *t1[5] = {sx, c, g, node, part};
     vkg_vk_grid(enc, (uint64_t)p.n_cb * p.n_tiles * p.ns, &gx, &gy);
     st = vkg_vk_dispatch(enc, &k_back_main, spec, 1, t1, 5, &p, gx, gy, 1);
-    if (st != VKG_STATUS_OK)
-        return st;
+    if (st != VKG_STATUS_OK) return st;
     vkg_vk_barrier(enc);
     const struct vkg_tensor *t2[2] = {part, node};
     vkg_vk_grid(enc, ((uint64_t)p.di * p.dc + CONV_WG - 1) / CONV_WG, &gx, &gy);

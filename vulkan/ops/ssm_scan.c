@@ -8,11 +8,10 @@
  * so every d_state from 1 up to the shared-memory limit runs, Mamba-1's 16
  * included:
  *   forward:  (7 + 2*d_state)*RB + 2*d_state floats
- *   backward: (7 + 7*d_state)*RB + 2*d_state + 2*WG floats
- * => d_state <= (maxComputeSharedMemorySize/4 - 7) / 4 (forward) or
- * (maxComputeSharedMemorySize/4 - 7 - 2*WG) / 9 (backward, WG = 256 where the
- * device allows): 2046 / 852 at 32 KiB, 3070 / 1308 at 48 KiB. Past it the
- * node is refused naming "shared memory". The backward's scratch (checkpoints
+ *   backward: (7 + 7*d_state)*RB + 2*d_state floats
+ * => d_state <= (maxComputeSharedMemorySize/4 - 7) / 4 (forward) or / 9
+ * (backward): 2046 / 909 at 32 KiB, 3070 / 1364 at 48 KiB. Past it the node
+ * is refused naming "shared memory". The backward's scratch (checkpoints
  * every CT tokens, the CT replayed states of one chunk, and the partial sums)
  * must fit maxStorageBufferRange per binding, else "buffer size".
  * No atomics: both ops are deterministic. ids are read back and checked
@@ -69,15 +68,13 @@ struct scan_plan {
 };
 
 /* Per-element shared arrays: 2 forward, 7 backward (see the shaders). */
-static uint64_t scan_e_arrays(bool back) { return back ? 7 : 2; }
+static uint64_t scan_e_arrays(bool back) {
+    return back ? 7 : 2;
+}
 
-/* Shared floats beyond the per-row and per-element arrays: the backward's
- * two-level row sums keep 2*WG partials. */
-static uint64_t scan_extra(bool back, uint32_t wg) { return back ? 2ull * wg : 0; }
-
-static uint64_t scan_max_d_state(uint32_t shared_bytes, bool back, uint32_t wg) {
-    const uint64_t f = shared_bytes / sizeof(float), fixed = 7 + scan_extra(back, wg);
-    return f > fixed ? (f - fixed) / (scan_e_arrays(back) + 2) : 0;
+static uint64_t scan_max_d_state(uint32_t shared_bytes, bool back) {
+    const uint64_t f = shared_bytes / sizeof(float);
+    return f > 7 ? (f - 7) / (scan_e_arrays(back) + 2) : 0;
 }
 
 static uint32_t pow2_floor(uint32_t v) {
@@ -100,31 +97,25 @@ static bool scan_plan_make(const struct vkg_vk_device *dev, const struct vkg_ten
     if (dev->props.limits.maxComputeWorkGroupSize[0] < lim)
         lim = dev->props.limits.maxComputeWorkGroupSize[0];
     pl->wg = pow2_floor(lim < SCAN_WG_MAX ? lim : SCAN_WG_MAX);
-    const uint64_t max_ds = scan_max_d_state(info->max_shared_memory, back, pl->wg);
+    const uint64_t max_ds = scan_max_d_state(info->max_shared_memory, back);
     if ((uint64_t)d->d_state > max_ds) {
         vkg_reason(reason, n, "%s d_state=%lld > %llu (shared memory)", op, (long long)d->d_state,
                    (unsigned long long)max_ds);
         return false;
     }
     /* Rows per workgroup: what shared memory holds, at most SCAN_RB_MAX and
-     * the workgroup size, and few enough that an invocation owns at most two
-     * state elements (many small workgroups hide latency better than a few
-     * large ones), but never fewer than one. */
+     * the workgroup size (the two-level row sums assume RB <= WG). Fewer rows
+     * per workgroup would not help: the d_B/d_C partials grow with the
+     * number of workgroups. */
     const uint64_t f = info->max_shared_memory / sizeof(float);
-    const uint64_t e = scan_e_arrays(back), extra = scan_extra(back, pl->wg);
-    uint64_t rb = (f - extra - 2 * (uint64_t)d->d_state) / (7 + e * (uint64_t)d->d_state);
+    const uint64_t e = scan_e_arrays(back);
+    uint64_t rb = (f - 2 * (uint64_t)d->d_state) / (7 + e * (uint64_t)d->d_state);
     const uint64_t rpg = (uint64_t)(d->n_head / d->n_group) * d->head_dim;
-    uint64_t cap = 2ull * pl->wg / (uint64_t)d->d_state;
-    if (cap < 1)
-        cap = 1;
-    if (cap > SCAN_RB_MAX)
-        cap = SCAN_RB_MAX;
-    if (rb > cap)
-        rb = cap;
-    if (rb > rpg)
-        rb = rpg;
+    const uint64_t cap = pl->wg < SCAN_RB_MAX ? pl->wg : SCAN_RB_MAX;
+    if (rb > cap) rb = cap;
+    if (rb > rpg) rb = rpg;
     pl->rb = (uint32_t)rb;
-    pl->sh = (uint32_t)((7 + e * d->d_state) * rb + 2 * d->d_state + extra);
+    pl->sh = (uint32_t)((7 + e * d->d_state) * rb + 2 * d->d_state);
     pl->ct = d->n_tok < SCAN_CT ? (uint32_t)d->n_tok : SCAN_CT;
 
     const uint64_t n_blk = (rpg + rb - 1) / rb;
@@ -148,7 +139,9 @@ static bool scan_plan_make(const struct vkg_vk_device *dev, const struct vkg_ten
 
 /* Dim 0 of these must be unit-stride: the push block (128 bytes) has no room
  * for those strides. Dims of size 1 have no stride to speak of. */
-static bool unit_dim0(const struct vkg_tensor *t) { return t->ne[0] == 1 || t->nb[0] == sizeof(float); }
+static bool unit_dim0(const struct vkg_tensor *t) {
+    return t->ne[0] == 1 || t->nb[0] == sizeof(float);
+}
 
 static bool scan_supports(const struct vkg_vk_device *dev, const struct vkg_tensor *node,
                           char *reason, size_t n) {
@@ -165,7 +158,9 @@ static bool scan_supports(const struct vkg_vk_device *dev, const struct vkg_tens
     return scan_plan_make(dev, node, &pl, reason, n);
 }
 
-static uint32_t es(size_t nb) { return (uint32_t)(nb / sizeof(float)); }
+static uint32_t es(size_t nb) {
+    return (uint32_t)(nb / sizeof(float));
+}
 
 /* Read the ids (host-visible or by a copy) and check them against n_slots. */
 static enum vkg_status scan_check_ids(const struct vkg_tensor *ids, int64_t n_slots) {
@@ -183,8 +178,7 @@ static enum vkg_status scan_check_ids(const struct vkg_tensor *ids, int64_t n_sl
         else
             st = vkg_vk_buffer_get(ids->buffer, ids->offset + off, &v[q], sizeof(int32_t));
     }
-    if (st == VKG_STATUS_OK)
-        st = vkg_check_scan_ids(v, nq, n_slots);
+    if (st == VKG_STATUS_OK) st = vkg_check_scan_ids(v, nq, n_slots);
     free(v);
     return st;
 }
@@ -201,8 +195,7 @@ static enum vkg_status scan_encode(struct vkg_vk_encoder *enc, const struct vkg_
         return VKG_STATUS_BACKEND_ERROR;
     }
     enum vkg_status st = scan_check_ids(ids, pl.d.n_slots);
-    if (st != VKG_STATUS_OK)
-        return st;
+    if (st != VKG_STATUS_OK) return st;
 
     struct vkg_scan_push p = {0};
     p.ds = (uint32_t)pl.d.d_state, p.hd = (uint32_t)pl.d.head_dim, p.nh = (uint32_t)pl.d.n_head;
@@ -232,17 +225,16 @@ static enum vkg_status scan_encode(struct vkg_vk_encoder *enc, const struct vkg_
 
     const struct vkg_tensor *g = node->src[7];
     const struct vkg_tensor *sst = vkg_vk_scratch(enc, (size_t)pl.st_floats * sizeof(float));
-    const struct vkg_tensor *spt = sst ? vkg_vk_scratch(enc, (size_t)pl.pt_floats * sizeof(float)) : NULL;
-    if (!sst || !spt)
-        return VKG_STATUS_OUT_OF_MEMORY;
+    const struct vkg_tensor *spt =
+        sst ? vkg_vk_scratch(enc, (size_t)pl.pt_floats * sizeof(float)) : NULL;
+    if (!sst || !spt) return VKG_STATUS_OUT_OF_MEMORY;
     const struct vkg_tensor *t[11] = {s, x, dt, A, B, C, ids, g, node, sst, spt};
     p.off_g = vkg_vk_elem_offset(enc, g);
     p.off_st = vkg_vk_elem_offset(enc, sst);
     p.off_pt = vkg_vk_elem_offset(enc, spt);
     p.off_d += (uint32_t)vkg_nelements(s); /* the main kernel writes d_x only */
     st = vkg_vk_dispatch(enc, &k_back_main, spec, 5, t, 11, &p, gx, gy, 1);
-    if (st != VKG_STATUS_OK)
-        return st;
+    if (st != VKG_STATUS_OK) return st;
     vkg_vk_barrier(enc);
 
     struct vkg_scan_reduce_push r = {0};

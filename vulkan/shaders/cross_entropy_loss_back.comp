@@ -52,11 +52,19 @@ void main() {
     const float c = g_data[p.off_g] * p.inv_nr;
     const float scale = lsum / s;
     const uint bd = p.off_d + row * p.nc; // the result is contiguous
-    [[unroll]] for (uint k = 0; k < XENT_CACHE; k++) {
+    // Backwards over the row, so that the labels read last in pass 1 (the
+    // likeliest still in cache) are read again first.
+    if (p.nc > lid + XENT_CACHE * WG) {
+        const uint n_tail = (p.nc - lid - XENT_CACHE * WG + WG - 1) / WG;
+        for (uint j = n_tail; j-- > 0;) {
+            const uint i = lid + (XENT_CACHE + j) * WG;
+            d_data[bd + i] = c * (exp(x_data[bx + i * p.sx.x] - m) * scale - l_data[bl + i * p.sl.x]);
+        }
+    }
+    [[unroll]] for (uint kk = 0; kk < XENT_CACHE; kk++) {
+        const uint k = XENT_CACHE - 1 - kk;
         const uint i = lid + k * WG;
         if (i < p.nc)
             d_data[bd + i] = c * (exp(v[k] - m) * scale - l_data[bl + i * p.sl.x]);
     }
-    for (uint i = lid + XENT_CACHE * WG; i < p.nc; i += WG)
-        d_data[bd + i] = c * (exp(x_data[bx + i * p.sx.x] - m) * scale - l_data[bl + i * p.sl.x]);
 }

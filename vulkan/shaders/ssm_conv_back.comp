@@ -41,29 +41,37 @@ void main() {
     const uint lid = gl_LocalInvocationIndex;
 
     // Stage g at times j0-(d_conv-1) .. j0+TC-1 (zero outside [0, n_t)) and
-    // sx at times j0 .. j0+TC+d_conv-2 (zero past L). Eight independent loads
-    // per invocation per round keep enough bytes in flight to reach bandwidth.
-    for (uint e0 = lid; e0 < CB * GW; e0 += 4 * WG) {
-        float vg[4], vx[4];
-        [[unroll]] for (uint u = 0; u < 4; u++) {
-            const uint e = e0 + u * WG;
-            const uint gc = e % CB, gu = e / CB, gch = ch0 + gc; // g: channel-fast
-            const int t = int(j0 + gu) - int(p.dc - 1);
-            vg[u] = 0.0;
-            if (e < CB * GW && gch < p.di && t >= 0 && uint(t) < p.nt)
-                vg[u] = g_data[p.off_g + gch * p.g0 + uint(t) * p.g1 + s * p.g2];
-            const uint xu = e % GW, xc = e / GW, xch = ch0 + xc; // sx: time-fast
-            vx[u] = 0.0;
-            if (e < CB * GW && xch < p.di && j0 + xu < L)
-                vx[u] = sx_data[p.off_sx + (j0 + xu) * p.sx0 + xch * p.sx1 + s * p.sx2];
-        }
-        [[unroll]] for (uint u = 0; u < 4; u++) {
-            const uint e = e0 + u * WG;
-            if (e < CB * GW) {
-                sh[oG + (e % CB) * GW + e / CB] = vg[u];
-                sh[oX + e] = vx[u]; // (e / GW) * GW + e % GW
+    // sx at times j0 .. j0+TC+d_conv-2 (zero past L). Index math uses only
+    // constant divisors (per-element division by a runtime value dominated
+    // the kernel), and the unrolled rounds keep several loads in flight.
+    {
+        const uint gc = lid % CB, gch = ch0 + gc; // g: invocations along channels
+        for (uint u0 = lid / CB; u0 < GW; u0 += 4 * (WG / CB)) {
+            float v[4];
+            [[unroll]] for (uint q = 0; q < 4; q++) {
+                const uint u = u0 + q * (WG / CB);
+                const int t = int(j0 + u) - int(p.dc - 1);
+                v[q] = 0.0;
+                if (u < GW && gch < p.di && t >= 0 && uint(t) < p.nt)
+                    v[q] = g_data[p.off_g + gch * p.g0 + uint(t) * p.g1 + s * p.g2];
+            }
+            [[unroll]] for (uint q = 0; q < 4; q++) {
+                const uint u = u0 + q * (WG / CB);
+                if (u < GW)
+                    sh[oG + gc * GW + u] = v[q];
             }
         }
+    }
+    for (uint u = lid % TC; u < GW; u += TC) { // sx: invocations along time
+        float v[CB / (WG / TC)];
+        [[unroll]] for (uint q = 0; q < CB / (WG / TC); q++) {
+            const uint c = lid / TC + q * (WG / TC), ch = ch0 + c;
+            v[q] = 0.0;
+            if (ch < p.di && j0 + u < L)
+                v[q] = sx_data[p.off_sx + (j0 + u) * p.sx0 + ch * p.sx1 + s * p.sx2];
+        }
+        [[unroll]] for (uint q = 0; q < CB / (WG / TC); q++)
+            sh[oX + (lid / TC + q * (WG / TC)) * GW + u] = v[q];
     }
     for (uint e = lid; e < CB * p.dc; e += WG) {
         const uint k = e % p.dc, c = e / p.dc, ch = ch0 + c;

@@ -78,7 +78,7 @@ void main() {
 #define CKPT(c) (st_base + (c) * rbds)
 #define REPLAY(u) (st_base + (n_chunks + (u)) * rbds)
     const uint E_S = SH_E(0), E_L = SH_E(1), E_T1 = SH_E(2), E_T2 = SH_E(3), E_T3 = SH_E(4),
-               E_T4 = SH_E(5), E_AA = SH_E(6), E_PR = SH_E(7); // E_PR: 2*WG row partials
+               E_T4 = SH_E(5), E_AA = SH_E(6);
     const uint nseg = clamp(WG / RB, 1u, p.ds), seg_len = (p.ds + nseg - 1) / nseg;
 
     // 1. Forward walk with a checkpoint at the start of every chunk.
@@ -156,13 +156,17 @@ void main() {
                 if (j < wg.n_rows * nseg) {
                     const uint r = j / nseg, sg = j % nseg;
                     const uint n0 = sg * seg_len, n1 = min(p.ds, n0 + seg_len);
-                    float s1 = 0.0, s2 = 0.0;
-                    for (uint n = n0; n < n1; n++) {
-                        s1 += sh[E_T1 + r * p.ds + n];
-                        s2 += sh[E_T2 + r * p.ds + n];
+                    if (n0 < p.ds) {
+                        float s1 = 0.0, s2 = 0.0;
+                        for (uint n = n0; n < n1; n++) {
+                            s1 += sh[E_T1 + r * p.ds + n];
+                            s2 += sh[E_T2 + r * p.ds + n];
+                        }
+                        // Only this invocation reads this segment: its first
+                        // slot holds the segment's sum from here on.
+                        sh[E_T1 + r * p.ds + n0] = s1;
+                        sh[E_T2 + r * p.ds + n0] = s2;
                     }
-                    sh[E_PR + j] = s1;
-                    sh[E_PR + WG + j] = s2;
                 } else {
                     const uint n = j - wg.n_rows * nseg;
                     float sb = 0.0, sc = 0.0;
@@ -179,9 +183,9 @@ void main() {
             for (uint r = lid; r < wg.n_rows; r += WG) {
                 const uint row = wg.row0 + r;
                 float s1 = 0.0, s2 = 0.0;
-                for (uint sg = 0; sg < nseg; sg++) {
-                    s1 += sh[E_PR + r * nseg + sg];
-                    s2 += sh[E_PR + WG + r * nseg + sg];
+                for (uint n0 = 0; n0 < p.ds; n0 += seg_len) {
+                    s1 += sh[E_T1 + r * p.ds + n0];
+                    s2 += sh[E_T2 + r * p.ds + n0];
                 }
                 const float dtp = sh[SH_DTP + r];
                 const uint xi = row + parts.n_rows_all * (t + p.nt * wg.q);

@@ -12,8 +12,8 @@
 // axis, 64 apart, so neighbouring invocations read neighbouring shared words).
 // K is walked in steps of BK = 16; each step stages A[128 x 16] and B[128 x 16]
 // in shared memory as vec4 rows (2 * 16 * 132 floats = 16.5 KiB, below every
-// device's 32 KiB minimum seen), the next step's tiles being fetched into
-// registers meanwhile. A tile is loaded along whichever of its axes has unit
+// device's 32 KiB minimum seen). (Fetching the next step into registers
+// during the multiply measured slower on the H200: register pressure.) A tile is loaded along whichever of its axes has unit
 // stride, so the transposed-src1 case reads global memory as coalesced as the
 // contiguous one. Edges are handled by zero-filling the staged tiles and by a
 // bounds check on the store; accumulation is plain fp32 FMA in a fixed k
@@ -113,20 +113,13 @@ void main() {
                 }
                 float ra[8], rb[8];
 
-                // Software pipeline: the next k-step's tiles are fetched into
-                // registers while the current one is multiplied from shared memory.
-                barrier(); // the previous tile's readers are done
-                VKG_GEMM_FETCH(ra, a_data, p.off_a, p.sa_i, p.sa_k, p.M, m0, 0u, base_a)
-                VKG_GEMM_FETCH(rb, b_data, p.off_b, p.sb_j, p.sb_k, p.N, n0, 0u, base_b)
-                VKG_GEMM_STORE(sh_a, ra, p.sa_i, p.sa_k)
-                VKG_GEMM_STORE(sh_b, rb, p.sb_j, p.sb_k)
-                barrier();
                 for (uint k0 = 0; k0 < p.K; k0 += BK) {
-                    const bool more = k0 + BK < p.K;
-                    if (more) {
-                        VKG_GEMM_FETCH(ra, a_data, p.off_a, p.sa_i, p.sa_k, p.M, m0, k0 + BK, base_a)
-                        VKG_GEMM_FETCH(rb, b_data, p.off_b, p.sb_j, p.sb_k, p.N, n0, k0 + BK, base_b)
-                    }
+                    barrier(); // the previous step's readers are done
+                    VKG_GEMM_FETCH(ra, a_data, p.off_a, p.sa_i, p.sa_k, p.M, m0, k0, base_a)
+                    VKG_GEMM_FETCH(rb, b_data, p.off_b, p.sb_j, p.sb_k, p.N, n0, k0, base_b)
+                    VKG_GEMM_STORE(sh_a, ra, p.sa_i, p.sa_k)
+                    VKG_GEMM_STORE(sh_b, rb, p.sb_j, p.sb_k)
+                    barrier();
                     [[unroll]] for (uint kk = 0; kk < BK; kk++) {
                         const vec4 a0 = sh_a[kk * LDS4 + tx], a1 = sh_a[kk * LDS4 + 16u + tx];
                         const vec4 b0 = sh_b[kk * LDS4 + ty], b1 = sh_b[kk * LDS4 + 16u + ty];
@@ -136,12 +129,6 @@ void main() {
                             acc[4 + i][0] = fma(vec4(a1[i]), b0, acc[4 + i][0]);
                             acc[4 + i][1] = fma(vec4(a1[i]), b1, acc[4 + i][1]);
                         }
-                    }
-                    if (more) {
-                        barrier();
-                        VKG_GEMM_STORE(sh_a, ra, p.sa_i, p.sa_k)
-                        VKG_GEMM_STORE(sh_b, rb, p.sb_j, p.sb_k)
-                        barrier();
                     }
                 }
 
