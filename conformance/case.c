@@ -38,43 +38,52 @@ static const char *const forms[] = {"mamba2", "mamba1", NULL};
 
 /* ---- parameter lists ------------------------------------------------------ */
 static const struct conf_param_spec p_binary[] = {
-    {"ne0", 7, 1, BIG}, {"ne1", 5, 1, BIG}, {"ne2", 3, 1, 4096},
-    {"bc0", 1, 1, BIG}, {"bc1", 1, 1, BIG}, {"bc2", 1, 1, 4096}, {NULL, 0, 0, 0}};
+    {"ne0", 7, 1, BIG}, {"ne1", 5, 1, BIG},  {"ne2", 3, 1, 4096}, {"bc0", 1, 1, BIG},
+    {"bc1", 1, 1, BIG}, {"bc2", 1, 1, 4096}, {NULL, 0, 0, 0}};
 static const struct conf_param_spec p_unary[] = {
     {"ne0", 7, 1, BIG}, {"ne1", 5, 1, BIG}, {"ne2", 3, 1, 4096}, {NULL, 0, 0, 0}};
 static const struct conf_param_spec p_repeat[] = {
-    {"ne0", 3, 1, BIG}, {"ne1", 2, 1, BIG}, {"ne2", 2, 1, 4096},
-    {"r0", 2, 1, 4096}, {"r1", 3, 1, 4096}, {"r2", 1, 1, 4096}, {NULL, 0, 0, 0}};
+    {"ne0", 3, 1, BIG}, {"ne1", 2, 1, BIG}, {"ne2", 2, 1, 4096}, {"r0", 2, 1, 4096},
+    {"r1", 3, 1, 4096}, {"r2", 1, 1, 4096}, {NULL, 0, 0, 0}};
 static const struct conf_param_spec p_view_back[] = {
     {"ne0", 9, 1, BIG}, {"ne1", 7, 1, BIG}, {"v0", 4, 1, BIG}, {"v1", 3, 1, BIG},
-    {"o0", 2, 0, BIG}, {"o1", 1, 0, BIG}, {NULL, 0, 0, 0}};
-static const struct conf_param_spec p_mul_mat[] = {
-    {"k", 16, 1, BIG}, {"m", 8, 1, BIG}, {"n", 4, 1, BIG},
-    {"a2", 1, 1, 64}, {"b2", 1, 1, 64}, {NULL, 0, 0, 0}};
-static const struct conf_param_spec p_out_prod[] = {
-    {"m", 8, 1, BIG}, {"n", 4, 1, BIG}, {"k", 16, 1, BIG},
-    {"a2", 1, 1, 64}, {"b2", 1, 1, 64}, {NULL, 0, 0, 0}};
+    {"o0", 2, 0, BIG},  {"o1", 1, 0, BIG},  {NULL, 0, 0, 0}};
+static const struct conf_param_spec p_mul_mat[] = {{"k", 16, 1, BIG}, {"m", 8, 1, BIG},
+                                                   {"n", 4, 1, BIG},  {"a2", 1, 1, 64},
+                                                   {"b2", 1, 1, 64},  {NULL, 0, 0, 0}};
+static const struct conf_param_spec p_out_prod[] = {{"m", 8, 1, BIG},  {"n", 4, 1, BIG},
+                                                    {"k", 16, 1, BIG}, {"a2", 1, 1, 64},
+                                                    {"b2", 1, 1, 64},  {NULL, 0, 0, 0}};
 static const struct conf_param_spec p_xent[] = {
     {"nc", 10, 1, BIG}, {"rows", 4, 1, BIG}, {"onehot", 1, 0, 1}, {NULL, 0, 0, 0}};
-static const struct conf_param_spec p_conv[] = {
-    {"d_conv", 4, 1, 1024}, {"d_inner", 8, 1, BIG}, {"n_t", 5, 1, BIG}, {"n_s", 1, 1, 64},
-    {NULL, 0, 0, 0}};
+static const struct conf_param_spec p_conv[] = {{"d_conv", 4, 1, 1024},
+                                                {"d_inner", 8, 1, BIG},
+                                                {"n_t", 5, 1, BIG},
+                                                {"n_s", 1, 1, 64},
+                                                {NULL, 0, 0, 0}};
 static const struct conf_param_spec p_scan[] = {
-    {"d_state", 16, 1, 65536}, {"head_dim", 4, 1, 4096}, {"n_head", 2, 1, 4096},
-    {"n_group", 1, 1, 4096}, {"n_tok", 5, 1, 65536}, {"n_seqs", 1, 1, 64},
+    {"d_state", 16, 1, 65536},
+    {"head_dim", 4, 1, 4096},
+    {"n_head", 2, 1, 4096},
+    {"n_group", 1, 1, 4096},
+    {"n_tok", 5, 1, 65536},
+    {"n_seqs", 1, 1, 64},
     {"n_slots", 0, 0, 64}, /* 0: as many slots as sequences */
     {NULL, 0, 0, 0}};
 static const struct conf_param_spec p_dense[] = {
     {"n_in", 512, 1, BIG}, {"n_out", 256, 1, BIG}, {"batch", 64, 1, BIG}, {NULL, 0, 0, 0}};
 static const struct conf_param_spec p_train_xent[] = {
     {"nc", 256, 1, BIG}, {"rows", 512, 1, BIG}, {NULL, 0, 0, 0}};
-static const struct conf_param_spec p_train_conv[] = {
-    {"d_conv", 4, 1, 1024}, {"d_inner", 1024, 1, BIG}, {"n_t", 64, 1, BIG}, {"n_s", 1, 1, 64},
-    {NULL, 0, 0, 0}};
+static const struct conf_param_spec p_train_conv[] = {{"d_conv", 4, 1, 1024},
+                                                      {"d_inner", 1024, 1, BIG},
+                                                      {"n_t", 64, 1, BIG},
+                                                      {"n_s", 1, 1, 64},
+                                                      {NULL, 0, 0, 0}};
 static const struct conf_param_spec p_train_scan[] = {
-    {"d_state", 128, 1, 65536}, {"head_dim", 64, 1, 4096}, {"n_head", 16, 1, 4096},
-    {"n_group", 1, 1, 4096}, {"n_tok", 64, 1, 65536}, {"n_seqs", 1, 1, 64},
-    {"n_slots", 0, 0, 64}, {NULL, 0, 0, 0}};
+    {"d_state", 128, 1, 65536}, {"head_dim", 64, 1, 4096},
+    {"n_head", 16, 1, 4096},    {"n_group", 1, 1, 4096},
+    {"n_tok", 64, 1, 65536},    {"n_seqs", 1, 1, 64},
+    {"n_slots", 0, 0, 64},      {NULL, 0, 0, 0}};
 
 /* ---- cross-parameter checks ---------------------------------------------- */
 static bool div_check(const struct conf_case *c, const char *a, const char *b, char *msg,
@@ -97,8 +106,9 @@ static bool check_view_back(const struct conf_case *c, char *msg, size_t n) {
     int64_t v0 = conf_case_get(c, "v0"), v1 = conf_case_get(c, "v1");
     int64_t o0 = conf_case_get(c, "o0"), o1 = conf_case_get(c, "o1");
     if (o0 + v0 > ne0 || o1 + v1 > ne1) {
-        say(msg, n, "view [%" PRId64 ",%" PRId64 "] at (%" PRId64 ",%" PRId64
-                    ") does not fit in [%" PRId64 ",%" PRId64 "]",
+        say(msg, n,
+            "view [%" PRId64 ",%" PRId64 "] at (%" PRId64 ",%" PRId64 ") does not fit in [%" PRId64
+            ",%" PRId64 "]",
             v0, v1, o0, o1, ne0, ne1);
         return false;
     }
@@ -126,7 +136,7 @@ static bool check_scan(const struct conf_case *c, char *msg, size_t n) {
 }
 
 /* ---- the families ---------------------------------------------------------- */
-#define SINGLE(nm, vars, ps, opk, chk) \
+#define SINGLE(nm, vars, ps, opk, chk)                                                             \
     static const struct conf_family fam_##nm = {#nm, vars, ps, opk, false, chk}
 SINGLE(add, layouts, p_binary, VKG_OP_ADD, check_binary);
 SINGLE(sub, layouts, p_binary, VKG_OP_SUB, check_binary);
@@ -149,19 +159,38 @@ SINGLE(ssm_conv_back, layouts_cs, p_conv, VKG_OP_SSM_CONV_BACK, NULL);
 SINGLE(ssm_scan, forms, p_scan, VKG_OP_SSM_SCAN, check_scan);
 SINGLE(ssm_scan_back, forms, p_scan, VKG_OP_SSM_SCAN_BACK, check_scan);
 
-#define GRAPH(nm, vars, ps, opk, chk) \
+#define GRAPH(nm, vars, ps, opk, chk)                                                              \
     static const struct conf_family fam_##nm = {#nm, vars, ps, opk, true, chk}
 GRAPH(train_dense, NULL, p_dense, VKG_OP_OUT_PROD, NULL);
 GRAPH(train_xent, NULL, p_train_xent, VKG_OP_CROSS_ENTROPY_LOSS_BACK, NULL);
 GRAPH(train_conv, NULL, p_train_conv, VKG_OP_SSM_CONV_BACK, NULL);
 GRAPH(train_scan, forms, p_train_scan, VKG_OP_SSM_SCAN_BACK, check_scan);
 
-const struct conf_family *const conf_families[] = {
-    &fam_add, &fam_sub, &fam_mul, &fam_scale, &fam_neg, &fam_sqr, &fam_sum, &fam_sum_rows,
-    &fam_cont, &fam_repeat, &fam_repeat_back, &fam_view_back, &fam_mul_mat, &fam_out_prod,
-    &fam_cross_entropy_loss, &fam_cross_entropy_loss_back, &fam_ssm_conv, &fam_ssm_conv_back,
-    &fam_ssm_scan, &fam_ssm_scan_back, &fam_train_dense, &fam_train_xent, &fam_train_conv,
-    &fam_train_scan, NULL};
+const struct conf_family *const conf_families[] = {&fam_add,
+                                                   &fam_sub,
+                                                   &fam_mul,
+                                                   &fam_scale,
+                                                   &fam_neg,
+                                                   &fam_sqr,
+                                                   &fam_sum,
+                                                   &fam_sum_rows,
+                                                   &fam_cont,
+                                                   &fam_repeat,
+                                                   &fam_repeat_back,
+                                                   &fam_view_back,
+                                                   &fam_mul_mat,
+                                                   &fam_out_prod,
+                                                   &fam_cross_entropy_loss,
+                                                   &fam_cross_entropy_loss_back,
+                                                   &fam_ssm_conv,
+                                                   &fam_ssm_conv_back,
+                                                   &fam_ssm_scan,
+                                                   &fam_ssm_scan_back,
+                                                   &fam_train_dense,
+                                                   &fam_train_xent,
+                                                   &fam_train_conv,
+                                                   &fam_train_scan,
+                                                   NULL};
 
 const struct conf_family *conf_family_find(const char *name) {
     for (int i = 0; conf_families[i]; i++)
@@ -171,7 +200,8 @@ const struct conf_family *conf_family_find(const char *name) {
 
 int conf_family_n_params(const struct conf_family *f) {
     int n = 0;
-    while (f->params[n].key) n++;
+    while (f->params[n].key)
+        n++;
     return n;
 }
 
@@ -225,10 +255,11 @@ static bool finish(struct conf_case *c, char *msg, size_t msg_size) {
     }
     size_t off = (size_t)snprintf(c->name, sizeof c->name, "%s", f->name);
     if (c->variant >= 0)
-        off += (size_t)snprintf(c->name + off, sizeof c->name - off, ".%s", f->variants[c->variant]);
+        off +=
+            (size_t)snprintf(c->name + off, sizeof c->name - off, ".%s", f->variants[c->variant]);
     for (int i = 0; f->params[i].key && off < sizeof c->name; i++)
-        off += (size_t)snprintf(c->name + off, sizeof c->name - off, ".%s=%" PRId64, f->params[i].key,
-                                c->p[i]);
+        off += (size_t)snprintf(c->name + off, sizeof c->name - off, ".%s=%" PRId64,
+                                f->params[i].key, c->p[i]);
     if (off >= sizeof c->name) {
         say(msg, msg_size, "%s: case name too long", f->name);
         return false;
@@ -286,7 +317,8 @@ static bool start(struct conf_case *c, const char *family, size_t flen, char *ms
         say(msg, msg_size, "unknown case family '%s' (try `vkgrad conform --list`)", fam);
         return false;
     }
-    for (int i = 0; c->family->params[i].key; i++) c->p[i] = c->family->params[i].def;
+    for (int i = 0; c->family->params[i].key; i++)
+        c->p[i] = c->family->params[i].def;
     c->variant = c->family->variants ? 0 : -1;
     return true;
 }
@@ -296,6 +328,9 @@ static bool set_variant(struct conf_case *c, const char *v, size_t len, char *ms
     for (int i = 0; c->family->variants && c->family->variants[i]; i++)
         if (strlen(c->family->variants[i]) == len && !strncmp(c->family->variants[i], v, len)) {
             c->variant = i;
+            /* the mamba1 form has head_dim 1: its default, unless a setting says otherwise */
+            int hd = param_index(c->family, "head_dim", 8);
+            if (hd >= 0 && !strcmp(c->family->variants[i], "mamba1")) c->p[hd] = 1;
             return true;
         }
     char vars[128];
@@ -362,13 +397,15 @@ bool conf_glob_match(const char *p, const char *s) {
             return false;
         }
     }
-    while (*p == '*') p++;
+    while (*p == '*')
+        p++;
     return *p == 0;
 }
 
 /* ---- PRNG ------------------------------------------------------------------ */
 uint64_t conf_hash_str(uint64_t h, const char *s) {
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
     return h;
 }
 
@@ -387,6 +424,9 @@ void conf_rng_init(struct conf_rng *r, uint64_t seed, const char *case_name, con
 }
 
 float conf_rng_uniform(struct conf_rng *r, float lo, float hi) {
-    double u = (double)(conf_rng_next(r) >> 40) * (1.0 / 16777216.0);
-    return (float)(lo + (hi - lo) * u);
+    /* 53 random bits, rounded once to fp32: values carry a full mantissa at
+     * every magnitude, so even an add of two inputs has to round */
+    double u = (double)(conf_rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
+    float v = (float)((double)lo + ((double)hi - (double)lo) * u);
+    return v < hi ? v : lo; /* rounding up to hi would leave [lo, hi) */
 }

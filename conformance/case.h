@@ -22,8 +22,8 @@
 #include <stdint.h>
 
 #define CONF_MAX_PARAMS 10
-#define CONF_NAME_MAX 256
-#define CONF_MSG_MAX 512
+#define CONF_NAME_MAX   256
+#define CONF_MSG_MAX    512
 
 struct vkg_vulkan_device_info;
 
@@ -36,18 +36,18 @@ struct conf_param_spec {
 struct conf_case;
 
 struct conf_family {
-    const char *name;      /* first name segment: "ssm_scan_back", "train_dense" */
-    const char *const *variants; /* NULL-terminated; NULL -> the family has none */
+    const char *name;                     /* first name segment: "ssm_scan_back", "train_dense" */
+    const char *const *variants;          /* NULL-terminated; NULL -> the family has none */
     const struct conf_param_spec *params; /* terminated by key == NULL */
-    int op;                /* enum vkg_op of the node under test */
-    bool graph;            /* a training graph (reference composed of several kernels) */
+    int op;                               /* enum vkg_op of the node under test */
+    bool graph; /* a training graph (reference composed of several kernels) */
     /* Cross-parameter checks beyond the ranges; false + message on error. */
     bool (*check)(const struct conf_case *c, char *msg, size_t msg_size);
 };
 
 struct conf_case {
     const struct conf_family *family;
-    int variant;           /* index into family->variants, or -1 */
+    int variant;                /* index into family->variants, or -1 */
     int64_t p[CONF_MAX_PARAMS]; /* values in the family's parameter order */
     char name[CONF_NAME_MAX];
 };
@@ -83,7 +83,7 @@ uint64_t conf_hash_str(uint64_t h, const char *s); /* FNV-1a 64 */
 /* State = seed ^ FNV-1a(case name) ^ FNV-1a(stream) mixed once. */
 void conf_rng_init(struct conf_rng *r, uint64_t seed, const char *case_name, const char *stream);
 uint64_t conf_rng_next(struct conf_rng *r); /* splitmix64 */
-/* Uniform in [lo, hi), 24 random bits (exactly representable in fp32). */
+/* Uniform in [lo, hi): 53 random bits rounded once to fp32. */
 float conf_rng_uniform(struct conf_rng *r, float lo, float hi);
 
 /* ---- expected placement --------------------------------------------------
