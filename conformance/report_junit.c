@@ -76,10 +76,12 @@ bool conf_report_junit(const char *path, const struct conf_result *rs, int n, ch
         for (int j = i; j < n; j++) {
             const struct conf_result *r = &rs[j];
             if (strcmp(r->backend, rs[i].backend)) continue;
+            /* classname: the op, i.e. the case name up to its first dot */
             char cls[64];
-            snprintf(cls, sizeof cls, "%s", r->case_name);
-            char *dot = strchr(cls, '.');
-            if (dot) *dot = 0;
+            size_t op_len = strcspn(r->case_name, ".");
+            if (op_len >= sizeof cls) op_len = sizeof cls - 1;
+            memcpy(cls, r->case_name, op_len);
+            cls[op_len] = '\0';
             fprintf(f, "    <testcase classname=\"");
             esc(f, cls);
             fprintf(f, "\" name=\"");

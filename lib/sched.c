@@ -27,7 +27,7 @@
 #include "backend_impl.h"
 #include "vkgrad/sched.h"
 
-#define REASON_MAX 200
+#define REASON_MAX 200 /* reasons longer than this are cut: backends keep theirs to one line */
 #define GUARD_BYTE 0xA5u
 
 struct tinfo {
@@ -75,6 +75,11 @@ struct vkg_sched {
     struct vkg_tensor *clone_store; /* n_compute + shadow views */
     struct vkg_tensor *shadow_views;
     int n_shadow_views, cap_shadow_views;
+    /* Per-compute scratch, sized at alloc so computing allocates nothing:
+     * node times of the largest split, and a host copy for shadows. */
+    double *split_us;
+    void *copy_tmp;
+    size_t copy_tmp_size;
 };
 
 /* ---- tensor map ------------------------------------------------------------ */
@@ -197,6 +202,11 @@ static void sched_release(struct vkg_sched *s) {
     free(s->splits);
     free(s->clone_store);
     free(s->shadow_views);
+    free(s->split_us);
+    free(s->copy_tmp);
+    s->split_us = NULL;
+    s->copy_tmp = NULL;
+    s->copy_tmp_size = 0;
     s->map = NULL;
     s->map_cap = s->map_n = 0;
     s->compute = NULL;
@@ -370,7 +380,7 @@ enum vkg_status vkg_sched_alloc_graph(struct vkg_sched *s, struct vkg_graph *gra
         }
         const char *where = vkg_backend_name(s->backends[e->backend]);
         if (first_refuser >= 0 && first_refuser < e->backend) {
-            snprintf(e->reason, sizeof e->reason, "%s: %s", where, first_refusal);
+            snprintf(e->reason, sizeof e->reason, "%.40s: %.150s", where, first_refusal);
             if (log_fallback)
                 fprintf(stderr, "vkgrad: fallback: node '%s' (%s) runs on %s: %s refused it: %s\n",
                         n->name, vkg_op_name(n->op), where,
@@ -448,6 +458,12 @@ enum vkg_status vkg_sched_alloc_graph(struct vkg_sched *s, struct vkg_graph *gra
         i = j;
     }
 
+    int max_split = 1;
+    for (int i = 0; i < s->n_splits; i++)
+        if (s->splits[i].n > max_split) max_split = s->splits[i].n;
+    s->split_us = calloc((size_t)max_split, sizeof *s->split_us);
+    if (!s->split_us) goto oom;
+
     /* Pass 5: storage. One buffer per root, then views and shadows. */
     for (size_t i = 0; i < s->map_cap; i++) {
         struct tinfo *e = &s->map[i];
@@ -523,14 +539,18 @@ static enum vkg_status copy_root_to_shadow(struct vkg_sched *s, struct shadow *s
         memcpy((char *)dst->host + s->guard, (char *)src->host + sh->root->offset, n);
         return VKG_STATUS_OK;
     }
-    void *tmp = malloc(n ? n : 1);
-    if (!tmp) return vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY, "sched: out of memory for a copy");
+    if (n > s->copy_tmp_size) { /* kept: the next compute copies the same sizes */
+        void *p = realloc(s->copy_tmp, n);
+        if (!p) return vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY, "sched: out of memory for a copy");
+        s->copy_tmp = p;
+        s->copy_tmp_size = n;
+    }
+    void *tmp = s->copy_tmp;
     enum vkg_status st = vkg_backend_tensor_get(sh->root, tmp, 0, n);
     if (!st) {
         if (di->buffer_set) st = di->buffer_set(dst, s->guard, tmp, n);
         else memcpy((char *)dst->host + s->guard, tmp, n);
     }
-    free(tmp);
     return st;
 }
 
@@ -565,15 +585,13 @@ enum vkg_status vkg_sched_graph_compute(struct vkg_sched *s, struct vkg_graph *g
         if (be->iface->get_node_times_us) {
             st = be->iface->graph_compute(be, sp->clones, sp->n);
             if (st) return st;
-            double *us = calloc((size_t)sp->n, sizeof *us);
-            if (!us) return vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY, "sched: out of memory");
+            double *us = s->split_us;
             bool ok = be->iface->get_node_times_us(be, us, sp->n);
             for (int k = 0; k < sp->n; k++) {
                 struct tinfo *e = map_find(s, s->compute[sp->first + k]);
                 e->time_us = ok ? us[k] : -1;
                 e->time_gpu = ok;
             }
-            free(us);
         } else {
             /* No device timers: run node by node and time each on the host. */
             for (int k = 0; k < sp->n; k++) {

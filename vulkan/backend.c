@@ -5,12 +5,14 @@
  * maxStorageBufferRange), then the op family's own limits; every refusal
  * names its reason.
  *
- * graph_compute records the whole split into one reused command buffer:
- * per node a timestamp, the node's dispatches, a timestamp and a barrier;
- * then one submit and a fence wait. The scan ids are read back and checked
- * on the host before anything is recorded, so a bad id is an
- * INVALID_ARGUMENT, never a wild write. Node times come from the timestamps
- * (ticks * timestampPeriod).
+ * graph_compute records the whole split into one command buffer: per node a
+ * timestamp, the node's dispatches, a timestamp and a barrier; then one
+ * submit and a fence wait. The recording is kept (vk_backend.h says when it
+ * is still valid), so computing the same split again costs the ids check, a
+ * key comparison, one submit and one query read: no pipeline, descriptor or
+ * command-buffer work on that path. The scan ids are checked on the host
+ * before every submit, so a bad id is an INVALID_ARGUMENT, never a wild
+ * write. Node times come from the timestamps (ticks * timestampPeriod).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,7 +109,20 @@ static size_t vk_get_alignment(struct vkg_backend *backend) {
     return a > 64 ? a : 64;
 }
 
-/* Read every scan node's ids to the host and check them against n_slots. */
+/* The last ids check that passed still holds: the same staged buffer, range
+ * and slot count, and no write to the buffer since. */
+static bool ids_cached(const struct vkg_vk_backend *be, const struct vkg_buffer *buf, size_t off,
+                       size_t stride, int64_t n_seqs, int64_t n_slots) {
+    return be->ids_ok.valid && be->ids_ok.serial == vkg_vk_buffer_serial(buf) &&
+           be->ids_ok.write_gen == vkg_vk_buffer_write_gen(buf) && be->ids_ok.offset == off &&
+           be->ids_ok.stride == stride && be->ids_ok.n_seqs == n_seqs &&
+           be->ids_ok.n_slots == n_slots;
+}
+
+/* Check every scan node's ids against n_slots before anything is submitted.
+ * Mapped ids are read in place (the host may have written them through
+ * tensor->data); staged ids are copied back only when the buffer was written
+ * since the last check that passed. */
 static enum vkg_status check_ids(struct vkg_vk_backend *be, struct vkg_tensor **nodes, int n) {
     for (int i = 0; i < n; i++) {
         if (!is_scan(nodes[i]->op)) continue;
@@ -115,65 +130,222 @@ static enum vkg_status check_ids(struct vkg_vk_backend *be, struct vkg_tensor **
         struct vkg_scan_dims dims;
         vkg_scan_dims_of(nodes[i], &dims);
         int64_t n_seqs = ids->ne[0];
+        size_t stride = ids->nb[0];
+        struct vkg_buffer *buf;
+        size_t off;
+        if (!vkg_vk_tensor_storage(be, ids, &buf, &off))
+            return vkg_error(NULL, VKG_STATUS_NOT_ALLOCATED, "%s: ids of %s have no storage",
+                             be->name, nodes[i]->name);
+        const struct vkg_vk_buffer *vb = buf->priv;
+        if (!vb->mapped && ids_cached(be, buf, off, stride, n_seqs, dims.n_slots)) continue;
+        size_t span = n_seqs > 0 ? (size_t)(n_seqs - 1) * stride + 4 : 0;
+        if (off > buf->size || span > buf->size - off)
+            return vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT,
+                             "%s: ids of %s reach past their buffer", be->name, nodes[i]->name);
         int32_t stack[256];
         int32_t *h = n_seqs <= 256 ? stack : malloc((size_t)n_seqs * sizeof *h);
         if (!h) return vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY, "out of host memory");
-        struct vkg_buffer *buf;
-        size_t off;
-        enum vkg_status st;
-        if (!vkg_vk_tensor_storage(be, ids, &buf, &off)) {
-            st = vkg_error(NULL, VKG_STATUS_NOT_ALLOCATED, "%s: ids of %s have no storage",
-                           be->name, nodes[i]->name);
+        enum vkg_status st = VKG_STATUS_OK;
+        if (vb->mapped) {
+            for (int64_t q = 0; q < n_seqs; q++)
+                memcpy(&h[q], (const char *)vb->mapped + off + (size_t)q * stride, 4);
+        } else if (stride == 4) {
+            st = vkg_vk_buffer_get(buf, off, h, span);
         } else {
-            st = VKG_STATUS_OK;
-            for (int64_t q = 0; q < n_seqs && st == VKG_STATUS_OK; q++) {
-                if (ids->nb[0] == 4) {
-                    st = vkg_vk_buffer_get(buf, off, h, (size_t)n_seqs * 4);
-                    break;
-                }
-                st = vkg_vk_buffer_get(buf, off + (size_t)q * ids->nb[0], &h[q], 4);
-            }
-            if (st == VKG_STATUS_OK) st = vkg_check_scan_ids(h, n_seqs, dims.n_slots);
+            /* One copy of the whole span, then the strided picks. */
+            char *tmp = malloc(span ? span : 1);
+            st = tmp ? vkg_vk_buffer_get(buf, off, tmp, span)
+                     : vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY, "out of host memory");
+            for (int64_t q = 0; q < n_seqs && st == VKG_STATUS_OK; q++)
+                memcpy(&h[q], tmp + (size_t)q * stride, 4);
+            free(tmp);
         }
+        if (st == VKG_STATUS_OK) st = vkg_check_scan_ids(h, n_seqs, dims.n_slots);
         if (h != stack) free(h);
         if (st != VKG_STATUS_OK) return st;
+        if (!vb->mapped) {
+            be->ids_ok.valid = true;
+            be->ids_ok.serial = vkg_vk_buffer_serial(buf);
+            be->ids_ok.write_gen = vkg_vk_buffer_write_gen(buf);
+            be->ids_ok.offset = off;
+            be->ids_ok.stride = stride;
+            be->ids_ok.n_seqs = n_seqs;
+            be->ids_ok.n_slots = dims.n_slots;
+        }
     }
     return VKG_STATUS_OK;
 }
 
-static enum vkg_status ensure_queries(struct vkg_vk_backend *be, int n_nodes) {
-    if (be->dev.timestamp_valid_bits == 0) return VKG_STATUS_OK;
-    uint32_t need = 2u * (uint32_t)n_nodes;
-    if (need > be->query_capacity) {
-        uint32_t cap = be->query_capacity ? be->query_capacity : 64;
-        while (cap < need)
-            cap *= 2;
-        if (be->queries) vkDestroyQueryPool(be->dev.dev, be->queries, NULL);
-        be->queries = VK_NULL_HANDLE;
-        be->query_capacity = 0;
-        VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
-                                    .queryType = VK_QUERY_TYPE_TIMESTAMP,
-                                    .queryCount = cap};
-        enum vkg_status st = VKG_VK_CHECK(vkCreateQueryPool(be->dev.dev, &qi, NULL, &be->queries));
-        if (st != VKG_STATUS_OK) return st;
-        be->query_capacity = cap;
+/* ---- recordings ------------------------------------------------------------- */
+
+/* Append t (and the view chain its storage is resolved through) to the
+ * recording's snapshot, or compare it with the snapshot at *pos. */
+static bool key_visit(struct vkg_vk_recording *r, const struct vkg_tensor *t, bool store,
+                      int *pos) {
+    for (;;) {
+        if (store) {
+            if (r->n_snap == r->cap_snap) {
+                int cap = r->cap_snap ? r->cap_snap * 2 : 32;
+                struct vkg_tensor *p = realloc(r->snap, (size_t)cap * sizeof *p);
+                if (!p) return false;
+                r->snap = p;
+                r->cap_snap = cap;
+            }
+            memcpy(&r->snap[r->n_snap++], t, sizeof *t);
+        } else {
+            if (*pos >= r->n_snap || memcmp(&r->snap[*pos], t, sizeof *t) != 0) return false;
+            (*pos)++;
+        }
+        if (t->buffer || !t->view_src) return true;
+        t = t->view_src;
     }
+}
+
+/* Store (store) or compare the key of nodes[0..n): every node and its
+ * sources, byte for byte, so any change an encoder could see re-records. */
+static bool key_walk(struct vkg_vk_recording *r, struct vkg_tensor **nodes, int n, bool store) {
+    int pos = 0;
+    if (store) {
+        r->n_snap = 0;
+        if (n > r->cap_nodes) {
+            struct vkg_tensor **p = realloc(r->nodes, (size_t)n * sizeof *p);
+            if (!p) return false;
+            r->nodes = p;
+            r->cap_nodes = n;
+        }
+        memcpy(r->nodes, nodes, (size_t)n * sizeof *nodes);
+        r->n_nodes = n;
+    } else if (r->n_nodes != n || memcmp(r->nodes, nodes, (size_t)n * sizeof *nodes) != 0) {
+        return false;
+    }
+    for (int i = 0; i < n; i++) {
+        if (!key_visit(r, nodes[i], store, &pos)) return false;
+        for (int k = 0; k < VKG_MAX_SRC; k++)
+            if (nodes[i]->src[k] && !key_visit(r, nodes[i]->src[k], store, &pos)) return false;
+    }
+    return store || pos == r->n_snap;
+}
+
+static struct vkg_vk_recording *find_recording(struct vkg_vk_backend *be,
+                                               struct vkg_tensor **nodes, int n) {
+    for (int i = 0; i < VKG_VK_MAX_RECORDINGS; i++) {
+        struct vkg_vk_recording *r = &be->rec[i];
+        if (r->valid && r->epoch == be->free_epoch && key_walk(r, nodes, n, false)) return r;
+    }
+    return NULL;
+}
+
+/* An invalid recording, or the least recently used. */
+static struct vkg_vk_recording *victim(struct vkg_vk_backend *be) {
+    struct vkg_vk_recording *v = &be->rec[0];
+    for (int i = 0; i < VKG_VK_MAX_RECORDINGS; i++) {
+        struct vkg_vk_recording *r = &be->rec[i];
+        if (!r->valid || r->epoch != be->free_epoch) return r;
+        if (r->last_use < v->last_use) v = r;
+    }
+    return v;
+}
+
+static void recording_destroy(struct vkg_vk_backend *be, struct vkg_vk_recording *r) {
+    if (r->queries) vkDestroyQueryPool(be->dev.dev, r->queries, NULL);
+    vkg_vk_desc_pools_destroy(be, &r->desc);
+    free(r->nodes);
+    free(r->snap);
+    memset(r, 0, sizeof *r); /* the command buffer goes with the pool */
+}
+
+static enum vkg_status ensure_queries(struct vkg_vk_backend *be, struct vkg_vk_recording *r,
+                                      int n_nodes) {
     if (n_nodes > be->node_us_capacity) {
         double *p = realloc(be->node_us, (size_t)n_nodes * sizeof *p);
         if (!p) return vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY, "out of host memory");
         be->node_us = p;
         be->node_us_capacity = n_nodes;
     }
+    if (be->dev.timestamp_valid_bits == 0) return VKG_STATUS_OK;
+    uint32_t need = 2u * (uint32_t)n_nodes;
+    if (need <= r->query_capacity) return VKG_STATUS_OK;
+    uint32_t cap = r->query_capacity ? r->query_capacity : 64;
+    while (cap < need)
+        cap *= 2;
+    if (r->queries) vkDestroyQueryPool(be->dev.dev, r->queries, NULL);
+    r->queries = VK_NULL_HANDLE;
+    r->query_capacity = 0;
+    VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                                .queryType = VK_QUERY_TYPE_TIMESTAMP,
+                                .queryCount = cap};
+    enum vkg_status st = VKG_VK_CHECK(vkCreateQueryPool(be->dev.dev, &qi, NULL, &r->queries));
+    if (st != VKG_STATUS_OK) return st;
+    r->query_capacity = cap;
     return VKG_STATUS_OK;
 }
 
-static enum vkg_status read_times(struct vkg_vk_backend *be, int n_nodes) {
-    if (!be->queries || n_nodes == 0) return VKG_STATUS_OK;
+/* Record nodes into r: per node a timestamp, its dispatches, a timestamp and
+ * a barrier. On failure r is left invalid. */
+static enum vkg_status record(struct vkg_vk_backend *be, struct vkg_vk_recording *r,
+                              struct vkg_tensor **nodes, int n_nodes) {
+    r->valid = false;
+    for (int i = 0; i < n_nodes; i++)
+        if (!family_of(nodes[i]->op))
+            return vkg_error(NULL, VKG_STATUS_UNSUPPORTED, "%s: no Vulkan kernel for %s (node '%s')",
+                             be->name, vkg_op_slug(nodes[i]->op), nodes[i]->name);
+    enum vkg_status st = ensure_queries(be, r, n_nodes);
+    if (st != VKG_STATUS_OK) return st;
+    if (!r->cmd) {
+        VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                          .commandPool = be->rec_pool,
+                                          .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                          .commandBufferCount = 1};
+        st = VKG_VK_CHECK(vkAllocateCommandBuffers(be->dev.dev, &ai, &r->cmd));
+        if (st != VKG_STATUS_OK) {
+            r->cmd = VK_NULL_HANDLE;
+            return st;
+        }
+    }
+    if (!key_walk(r, nodes, n_nodes, true))
+        return vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY, "out of host memory");
+    VkCommandBuffer cmd = r->cmd;
+    if ((st = vkg_vk_cmd_begin(cmd, false)) != VKG_STATUS_OK) return st;
+    if ((st = vkg_vk_encoder_begin(be, cmd, &r->desc)) != VKG_STATUS_OK) goto fail;
+    struct vkg_vk_encoder *enc = &be->enc;
+    if (r->queries) vkCmdResetQueryPool(cmd, r->queries, 0, 2u * (uint32_t)n_nodes);
+    for (int i = 0; i < n_nodes; i++) {
+        vkg_vk_encoder_node(enc, nodes[i]);
+        if (r->queries)
+            vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, r->queries, 2u * i);
+        st = family_of(nodes[i]->op)->encode(enc, nodes[i]);
+        if (st != VKG_STATUS_OK) {
+            char why[400];
+            snprintf(why, sizeof why, "%s", vkg_last_error(NULL));
+            st = vkg_error(NULL, st, "%s: encoding %s (node '%s'): %s", be->name,
+                           vkg_op_slug(nodes[i]->op), nodes[i]->name, why);
+            goto fail;
+        }
+        if (r->queries)
+            vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, r->queries,
+                                2u * i + 1);
+        vkg_vk_barrier(enc);
+    }
+    if ((st = vkg_vk_cmd_end(cmd)) != VKG_STATUS_OK) return st;
+    r->valid = true;
+    r->epoch = be->free_epoch;
+    return VKG_STATUS_OK;
+fail:
+    vkEndCommandBuffer(cmd); /* leave it resettable */
+    return st;
+}
+
+/* Node times from the recording's timestamps (one query read, after the fence). */
+static enum vkg_status read_times(struct vkg_vk_backend *be, struct vkg_vk_recording *r,
+                                  int n_nodes) {
+    if (!r->queries || n_nodes == 0) return VKG_STATUS_OK;
     uint64_t stack[512];
     uint64_t *ts = 2 * (size_t)n_nodes <= 512 ? stack : malloc(2 * (size_t)n_nodes * sizeof *ts);
     if (!ts) return vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY, "out of host memory");
+    /* The fence has signalled, so WAIT never waits; it only guards a driver
+     * that makes results available late. */
     enum vkg_status st = VKG_VK_CHECK(vkGetQueryPoolResults(
-        be->dev.dev, be->queries, 0, 2u * (uint32_t)n_nodes, 2 * (size_t)n_nodes * sizeof *ts, ts,
+        be->dev.dev, r->queries, 0, 2u * (uint32_t)n_nodes, 2 * (size_t)n_nodes * sizeof *ts, ts,
         sizeof *ts, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
     if (st == VKG_STATUS_OK) {
         uint64_t mask =
@@ -190,6 +362,15 @@ static enum vkg_status read_times(struct vkg_vk_backend *be, int n_nodes) {
     return st;
 }
 
+/* The outputs of nodes were (or may have been) written by the device. */
+static void mark_outputs_written(struct vkg_vk_backend *be, struct vkg_tensor **nodes, int n) {
+    for (int i = 0; i < n; i++) {
+        struct vkg_buffer *buf;
+        size_t off;
+        if (vkg_vk_tensor_storage(be, nodes[i], &buf, &off)) vkg_vk_buffer_mark_written(buf);
+    }
+}
+
 static enum vkg_status vk_graph_compute(struct vkg_backend *backend, struct vkg_tensor **nodes,
                                         int n_nodes) {
     struct vkg_vk_backend *be = vkg_vk_backend_of(backend);
@@ -200,49 +381,22 @@ static enum vkg_status vk_graph_compute(struct vkg_backend *backend, struct vkg_
     if (be->lost)
         return vkg_error(NULL, VKG_STATUS_DEVICE_LOST, "%s: device lost earlier", be->name);
 
-    const struct vkg_vk_op_family *fams_stack[256];
-    const struct vkg_vk_op_family **fams =
-        n_nodes <= 256 ? fams_stack : malloc((size_t)n_nodes * sizeof *fams);
-    if (!fams) return vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY, "out of host memory");
-    enum vkg_status st = VKG_STATUS_OK;
-    for (int i = 0; i < n_nodes && st == VKG_STATUS_OK; i++) {
-        fams[i] = family_of(nodes[i]->op);
-        if (!fams[i])
-            st = vkg_error(NULL, VKG_STATUS_UNSUPPORTED, "%s: no Vulkan kernel for %s (node '%s')",
-                           be->name, vkg_op_slug(nodes[i]->op), nodes[i]->name);
+    enum vkg_status st = check_ids(be, nodes, n_nodes);
+    if (st != VKG_STATUS_OK) return st;
+    struct vkg_vk_recording *r = find_recording(be, nodes, n_nodes);
+    if (!r) {
+        r = victim(be);
+        if ((st = record(be, r, nodes, n_nodes)) != VKG_STATUS_OK) return st;
     }
-    if (st == VKG_STATUS_OK) st = check_ids(be, nodes, n_nodes);
-    if (st == VKG_STATUS_OK) st = ensure_queries(be, n_nodes);
-    if (st == VKG_STATUS_OK) st = vkg_vk_submitter_begin(be, &be->compute);
-    if (st == VKG_STATUS_OK) st = vkg_vk_encoder_begin(be, be->compute.cmd);
-    if (st != VKG_STATUS_OK) goto done;
-
-    VkCommandBuffer cmd = be->compute.cmd;
-    struct vkg_vk_encoder *enc = &be->enc;
-    if (be->queries) vkCmdResetQueryPool(cmd, be->queries, 0, 2u * (uint32_t)n_nodes);
-    for (int i = 0; i < n_nodes; i++) {
-        vkg_vk_encoder_node(enc, nodes[i]);
-        if (be->queries)
-            vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, be->queries, 2u * i);
-        st = fams[i]->encode(enc, nodes[i]);
-        if (st != VKG_STATUS_OK) {
-            char why[400];
-            snprintf(why, sizeof why, "%s", vkg_last_error(NULL));
-            st = vkg_error(NULL, st, "%s: encoding %s (node '%s'): %s", be->name,
-                           vkg_op_slug(nodes[i]->op), nodes[i]->name, why);
-            vkEndCommandBuffer(cmd); /* leave it resettable */
-            goto done;
-        }
-        if (be->queries)
-            vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, be->queries, 2u * i + 1);
-        vkg_vk_barrier(enc);
+    r->last_use = ++be->use_clock;
+    st = vkg_vk_submit_wait(be, r->cmd, be->fence);
+    mark_outputs_written(be, nodes, n_nodes);
+    vkg_vk_encoder_release_retired(be); /* stales r if the scratch grew while recording */
+    if (st != VKG_STATUS_OK) {
+        r->valid = false;
+        return st;
     }
-    st = vkg_vk_submitter_run(be, &be->compute);
-    vkg_vk_encoder_release_retired(be);
-    if (st == VKG_STATUS_OK) st = read_times(be, n_nodes);
-done:
-    if (fams != fams_stack) free(fams);
-    return st;
+    return read_times(be, r, n_nodes);
 }
 
 static bool vk_get_node_times_us(struct vkg_backend *backend, double *us, int n_nodes) {
@@ -266,8 +420,10 @@ static void vk_free(struct vkg_backend *backend) {
         vkDeviceWaitIdle(be->dev.dev);
         vkg_vk_encoder_destroy(be);
         vkg_vk_raw_buffer_destroy(&be->dev, &be->staging);
-        if (be->queries) vkDestroyQueryPool(be->dev.dev, be->queries, NULL);
-        vkg_vk_submitter_destroy(&be->dev, &be->compute);
+        for (int i = 0; i < VKG_VK_MAX_RECORDINGS; i++)
+            recording_destroy(be, &be->rec[i]);
+        if (be->rec_pool) vkDestroyCommandPool(be->dev.dev, be->rec_pool, NULL);
+        if (be->fence) vkDestroyFence(be->dev.dev, be->fence, NULL);
         vkg_vk_submitter_destroy(&be->dev, &be->xfer);
     }
     vkg_vk_device_close(&be->dev);
@@ -339,8 +495,14 @@ struct vkg_backend *vkg_backend_vulkan_init(int i) {
     snprintf(be->name, sizeof be->name, "Vulkan%d", i);
     if (vkg_vk_device_open(i, &be->dev) != VKG_STATUS_OK) goto error;
     snprintf(be->description, sizeof be->description, "%s", vkg_vulkan_device_description(i));
-    if (vkg_vk_submitter_init(&be->dev, &be->compute) != VKG_STATUS_OK ||
-        vkg_vk_submitter_init(&be->dev, &be->xfer) != VKG_STATUS_OK)
+    if (vkg_vk_submitter_init(&be->dev, &be->xfer) != VKG_STATUS_OK) goto error;
+    VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                   .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                                   .queueFamilyIndex = be->dev.queue_family};
+    if (VKG_VK_CHECK(vkCreateCommandPool(be->dev.dev, &pci, NULL, &be->rec_pool)) != VKG_STATUS_OK)
+        goto error;
+    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    if (VKG_VK_CHECK(vkCreateFence(be->dev.dev, &fci, NULL, &be->fence)) != VKG_STATUS_OK)
         goto error;
     parse_disable(be);
     const char *drop = getenv("VKG_FAULT_DROP_DISPATCH");

@@ -5,9 +5,10 @@
  * the nearest minStorageBufferOffsetAlignment boundary at or before its first
  * byte; shaders add vkg_vk_elem_offset() to every index. Descriptors are
  * pushed (VK_KHR_push_descriptor) when the device has it, else written into
- * sets from pools that are reset, not recreated, per compute. Pipelines come
- * from the cache (pipeline.c), so after the first compute of a graph no
- * Vulkan object is created while recording.
+ * sets from the recording's own pools, reset (not recreated) when it is
+ * recorded again. Pipelines come from the cache (pipeline.c), so after the
+ * first compute of a graph no Vulkan object is created while recording, and
+ * a split computed again is not recorded at all (backend.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -84,17 +85,26 @@ void vkg_vk_barrier(struct vkg_vk_encoder *enc) {
                          1, &mb, 0, NULL, 0, NULL);
 }
 
-enum vkg_status vkg_vk_encoder_begin(struct vkg_vk_backend *be, VkCommandBuffer cmd) {
+enum vkg_status vkg_vk_encoder_begin(struct vkg_vk_backend *be, VkCommandBuffer cmd,
+                                     struct vkg_vk_desc_pools *desc) {
     struct vkg_vk_encoder *enc = &be->enc;
     memset(enc, 0, sizeof *enc);
     enc->be = be;
     enc->cmd = cmd;
-    for (int i = 0; i < be->n_desc_pools; i++) {
-        enum vkg_status st = VKG_VK_CHECK(vkResetDescriptorPool(be->dev.dev, be->desc_pools[i], 0));
+    enc->desc = desc;
+    for (int i = 0; i < desc->n; i++) {
+        enum vkg_status st = VKG_VK_CHECK(vkResetDescriptorPool(be->dev.dev, desc->pools[i], 0));
         if (st != VKG_STATUS_OK) return st;
     }
-    be->desc_pool_cur = 0;
+    desc->cur = 0;
     return VKG_STATUS_OK;
+}
+
+void vkg_vk_desc_pools_destroy(struct vkg_vk_backend *be, struct vkg_vk_desc_pools *desc) {
+    for (int i = 0; i < desc->n; i++)
+        vkDestroyDescriptorPool(be->dev.dev, desc->pools[i], NULL);
+    free(desc->pools);
+    memset(desc, 0, sizeof *desc);
 }
 
 void vkg_vk_encoder_node(struct vkg_vk_encoder *enc, const struct vkg_tensor *node) {
@@ -117,11 +127,6 @@ void vkg_vk_encoder_destroy(struct vkg_vk_backend *be) {
     be->cap_retired = 0;
     vkg_vk_buffer_free(be->scratch);
     be->scratch = NULL;
-    for (int i = 0; i < be->n_desc_pools; i++)
-        vkDestroyDescriptorPool(be->dev.dev, be->desc_pools[i], NULL);
-    free(be->desc_pools);
-    be->desc_pools = NULL;
-    be->n_desc_pools = 0;
 }
 
 const struct vkg_tensor *vkg_vk_scratch(struct vkg_vk_encoder *enc, size_t bytes) {
@@ -178,14 +183,13 @@ const struct vkg_tensor *vkg_vk_scratch(struct vkg_vk_encoder *enc, size_t bytes
     return t;
 }
 
-static enum vkg_status alloc_set(struct vkg_vk_backend *be, VkDescriptorSetLayout layout,
-                                 VkDescriptorSet *set) {
+static enum vkg_status alloc_set(struct vkg_vk_backend *be, struct vkg_vk_desc_pools *d,
+                                 VkDescriptorSetLayout layout, VkDescriptorSet *set) {
     for (;;) {
-        if (be->desc_pool_cur == be->n_desc_pools) {
-            VkDescriptorPool *p =
-                realloc(be->desc_pools, (size_t)(be->n_desc_pools + 1) * sizeof *p);
+        if (d->cur == d->n) {
+            VkDescriptorPool *p = realloc(d->pools, (size_t)(d->n + 1) * sizeof *p);
             if (!p) return vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY, "out of host memory");
-            be->desc_pools = p;
+            d->pools = p;
             VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                        .descriptorCount = 8192};
             VkDescriptorPoolCreateInfo pci = {.sType =
@@ -193,20 +197,20 @@ static enum vkg_status alloc_set(struct vkg_vk_backend *be, VkDescriptorSetLayou
                                               .maxSets = 1024,
                                               .poolSizeCount = 1,
                                               .pPoolSizes = &ps};
-            enum vkg_status st = VKG_VK_CHECK(
-                vkCreateDescriptorPool(be->dev.dev, &pci, NULL, &be->desc_pools[be->n_desc_pools]));
+            enum vkg_status st =
+                VKG_VK_CHECK(vkCreateDescriptorPool(be->dev.dev, &pci, NULL, &d->pools[d->n]));
             if (st != VKG_STATUS_OK) return st;
-            be->n_desc_pools++;
+            d->n++;
         }
         VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-                                          .descriptorPool = be->desc_pools[be->desc_pool_cur],
+                                          .descriptorPool = d->pools[d->cur],
                                           .descriptorSetCount = 1,
                                           .pSetLayouts = &layout};
         VkResult r = vkAllocateDescriptorSets(be->dev.dev, &ai, set);
         if (r == VK_SUCCESS) return VKG_STATUS_OK;
         if (r != VK_ERROR_OUT_OF_POOL_MEMORY && r != VK_ERROR_FRAGMENTED_POOL)
             return VKG_VK_CHECK(r);
-        be->desc_pool_cur++; /* this pool is full: the next one */
+        d->cur++; /* this pool is full: the next one */
     }
 }
 
@@ -267,7 +271,7 @@ enum vkg_status vkg_vk_dispatch(struct vkg_vk_encoder *enc, const struct vkg_vk_
                                         n_tensors, writes);
     } else {
         VkDescriptorSet set;
-        if ((st = alloc_set(be, p->set_layout, &set)) != VKG_STATUS_OK) return st;
+        if ((st = alloc_set(be, enc->desc, p->set_layout, &set)) != VKG_STATUS_OK) return st;
         for (uint32_t i = 0; i < n_tensors; i++)
             writes[i].dstSet = set;
         vkUpdateDescriptorSets(be->dev.dev, n_tensors, writes, 0, NULL);

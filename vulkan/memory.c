@@ -11,6 +11,11 @@
  * Only HOST_COHERENT memory is mapped, so no flush/invalidate is needed; the
  * device-to-host visibility comes from the TRANSFER->HOST / COMPUTE->HOST
  * barriers recorded before each fence.
+ *
+ * Freeing a tensor buffer bumps the backend's free epoch, which retires every
+ * recorded command buffer (backend.c) that might name it. Each tensor buffer
+ * has a serial and a write generation (bumped by set and by computes writing
+ * it) so that the staged scan-ids check can be skipped when nothing changed.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +137,7 @@ struct vkg_buffer *vkg_vk_buffer_alloc(struct vkg_backend *backend, size_t size)
         free(vb);
         return NULL;
     }
+    vb->serial = ++be->buffer_serial;
     buf->backend = backend;
     buf->size = size;
     buf->host = vb->mapped;
@@ -142,6 +148,7 @@ struct vkg_buffer *vkg_vk_buffer_alloc(struct vkg_backend *backend, size_t size)
 void vkg_vk_buffer_free(struct vkg_buffer *buffer) {
     if (!buffer) return;
     struct vkg_vk_backend *be = vkg_vk_backend_of(buffer->backend);
+    be->free_epoch++; /* recordings naming this VkBuffer are stale */
     vkg_vk_raw_buffer_destroy(&be->dev, buffer->priv);
     free(buffer->priv);
     free(buffer);
@@ -164,6 +171,18 @@ enum vkg_status vkg_vk_submitter_init(struct vkg_vk_device *dev, struct vkg_vk_s
     return VKG_VK_CHECK(vkCreateFence(dev->dev, &fci, NULL, &s->fence));
 }
 
+uint64_t vkg_vk_buffer_write_gen(const struct vkg_buffer *buffer) {
+    return ((const struct vkg_vk_buffer *)buffer->priv)->write_gen;
+}
+
+uint64_t vkg_vk_buffer_serial(const struct vkg_buffer *buffer) {
+    return ((const struct vkg_vk_buffer *)buffer->priv)->serial;
+}
+
+void vkg_vk_buffer_mark_written(struct vkg_buffer *buffer) {
+    ((struct vkg_vk_buffer *)buffer->priv)->write_gen++;
+}
+
 void vkg_vk_submitter_destroy(struct vkg_vk_device *dev, struct vkg_vk_submitter *s) {
     if (!dev->dev) return;
     if (s->fence) vkDestroyFence(dev->dev, s->fence, NULL);
@@ -171,24 +190,22 @@ void vkg_vk_submitter_destroy(struct vkg_vk_device *dev, struct vkg_vk_submitter
     memset(s, 0, sizeof *s);
 }
 
-enum vkg_status vkg_vk_submitter_begin(struct vkg_vk_backend *be, struct vkg_vk_submitter *s) {
-    if (be->lost)
-        return vkg_error(NULL, VKG_STATUS_DEVICE_LOST, "%s: device lost earlier", be->name);
-    enum vkg_status st = VKG_VK_CHECK(vkResetCommandPool(be->dev.dev, s->pool, 0));
-    if (st != VKG_STATUS_OK) return st;
+enum vkg_status vkg_vk_cmd_begin(VkCommandBuffer cmd, bool one_time) {
     VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                                   .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
-    st = VKG_VK_CHECK(vkBeginCommandBuffer(s->cmd, &bi));
+                                   .flags = one_time ? VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT
+                                                     : 0};
+    enum vkg_status st = VKG_VK_CHECK(vkBeginCommandBuffer(cmd, &bi));
     if (st != VKG_STATUS_OK) return st;
     /* Order this submission after everything earlier on the queue (writes by
-     * compute or transfer in a previous submit are made visible here). */
+     * compute or transfer in a previous submit, and by the host before the
+     * submit, are made visible here). */
     VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
                           .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT |
                                            VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_WRITE_BIT,
                           .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
                                            VK_ACCESS_TRANSFER_READ_BIT |
                                            VK_ACCESS_TRANSFER_WRITE_BIT};
-    vkCmdPipelineBarrier(s->cmd,
+    vkCmdPipelineBarrier(cmd,
                          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT |
                              VK_PIPELINE_STAGE_HOST_BIT,
                          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0,
@@ -196,26 +213,36 @@ enum vkg_status vkg_vk_submitter_begin(struct vkg_vk_backend *be, struct vkg_vk_
     return VKG_STATUS_OK;
 }
 
-/* Long enough for any sane split on a CPU device; a hung device past it is
- * treated as lost rather than waited on forever. */
-#define VKG_VK_FENCE_TIMEOUT_NS (600ull * 1000 * 1000 * 1000)
-#define VKG_VK_SPIN_NS          2000000L /* 2 ms */
-
-enum vkg_status vkg_vk_submitter_run(struct vkg_vk_backend *be, struct vkg_vk_submitter *s) {
+enum vkg_status vkg_vk_cmd_end(VkCommandBuffer cmd) {
     /* Make device writes visible to the host before the fence signals. */
     VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
                           .srcAccessMask =
                               VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
                           .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
-    vkCmdPipelineBarrier(s->cmd,
+    vkCmdPipelineBarrier(cmd,
                          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
                          VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
-    enum vkg_status st = VKG_VK_CHECK(vkEndCommandBuffer(s->cmd));
+    return VKG_VK_CHECK(vkEndCommandBuffer(cmd));
+}
+
+enum vkg_status vkg_vk_submitter_begin(struct vkg_vk_backend *be, struct vkg_vk_submitter *s) {
+    if (be->lost)
+        return vkg_error(NULL, VKG_STATUS_DEVICE_LOST, "%s: device lost earlier", be->name);
+    enum vkg_status st = VKG_VK_CHECK(vkResetCommandPool(be->dev.dev, s->pool, 0));
     if (st != VKG_STATUS_OK) return st;
+    return vkg_vk_cmd_begin(s->cmd, true);
+}
+
+/* Long enough for any sane split on a CPU device; a hung device past it is
+ * treated as lost rather than waited on forever. */
+#define VKG_VK_FENCE_TIMEOUT_NS (600ull * 1000 * 1000 * 1000)
+#define VKG_VK_SPIN_NS          2000000L /* 2 ms */
+
+enum vkg_status vkg_vk_submit_wait(struct vkg_vk_backend *be, VkCommandBuffer cmd, VkFence fence) {
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
                        .commandBufferCount = 1,
-                       .pCommandBuffers = &s->cmd};
-    st = VKG_VK_CHECK(vkQueueSubmit(be->dev.queue, 1, &si, s->fence));
+                       .pCommandBuffers = &cmd};
+    enum vkg_status st = VKG_VK_CHECK(vkQueueSubmit(be->dev.queue, 1, &si, fence));
     if (st != VKG_STATUS_OK) {
         if (st == VKG_STATUS_DEVICE_LOST) be->lost = true;
         return st;
@@ -228,13 +255,13 @@ enum vkg_status vkg_vk_submitter_run(struct vkg_vk_backend *be, struct vkg_vk_su
         struct timespec t0, t;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         do {
-            r = vkGetFenceStatus(be->dev.dev, s->fence);
+            r = vkGetFenceStatus(be->dev.dev, fence);
             clock_gettime(CLOCK_MONOTONIC, &t);
         } while (r == VK_NOT_READY &&
                  (t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < VKG_VK_SPIN_NS);
     }
     if (r == VK_NOT_READY)
-        r = vkWaitForFences(be->dev.dev, 1, &s->fence, VK_TRUE, VKG_VK_FENCE_TIMEOUT_NS);
+        r = vkWaitForFences(be->dev.dev, 1, &fence, VK_TRUE, VKG_VK_FENCE_TIMEOUT_NS);
     if (r == VK_TIMEOUT) {
         be->lost = true;
         return vkg_error(NULL, VKG_STATUS_DEVICE_LOST, "%s: fence wait timed out after %llu s",
@@ -245,7 +272,13 @@ enum vkg_status vkg_vk_submitter_run(struct vkg_vk_backend *be, struct vkg_vk_su
         if (st == VKG_STATUS_DEVICE_LOST) be->lost = true;
         return st;
     }
-    return VKG_VK_CHECK(vkResetFences(be->dev.dev, 1, &s->fence));
+    return VKG_VK_CHECK(vkResetFences(be->dev.dev, 1, &fence));
+}
+
+enum vkg_status vkg_vk_submitter_run(struct vkg_vk_backend *be, struct vkg_vk_submitter *s) {
+    enum vkg_status st = vkg_vk_cmd_end(s->cmd);
+    if (st != VKG_STATUS_OK) return st;
+    return vkg_vk_submit_wait(be, s->cmd, s->fence);
 }
 
 static enum vkg_status ensure_staging(struct vkg_vk_backend *be) {
@@ -269,6 +302,7 @@ enum vkg_status vkg_vk_buffer_set(struct vkg_buffer *buffer, size_t offset, cons
     enum vkg_status st = check_range(buffer, offset, size, src);
     if (st != VKG_STATUS_OK || size == 0) return st;
     struct vkg_vk_buffer *vb = buffer->priv;
+    vb->write_gen++;
     if (vb->mapped) {
         memcpy((char *)vb->mapped + offset, src, size);
         return VKG_STATUS_OK;

@@ -4,7 +4,7 @@
  * NEG, SQR, REPEAT and VIEW_BACK (fill with 0, barrier, copy g into the
  * view's place). reduce.comp: SUM, SUM_ROWS and REPEAT_BACK as one "sum down
  * to a shape" with a fixed reduction order; a large sum into few outputs is
- * split in chunks written to scratch and summed in a second pass. Sources may
+ * split in chunks written to scratch and summed in further passes. Sources may
  * be any strided view; indices, shapes and element strides are 32-bit, which
  * the backend's maxStorageBufferRange check guarantees is enough.
  */
@@ -40,9 +40,11 @@ static const struct vkg_vk_kernel k_reduce =
     VKG_VK_KERNEL(vkg_vk_spv_reduce, 2, struct reduce_push);
 
 #define WG 128u
-/* Repetitions one reduce workgroup sums before the sum is split in chunks,
- * and the output count from which there is enough parallelism without. */
-#define REDUCE_CHUNK        8192u
+/* Repetitions one reduce workgroup sums before the sum is split in chunks
+ * (8 per invocation: a long serial loop per invocation leaves a GPU waiting
+ * on one load after another), and the output count from which there is
+ * enough parallelism without. */
+#define REDUCE_CHUNK        1024u
 #define REDUCE_MANY_OUTPUTS 4096u
 
 static void shape_of(const struct vkg_tensor *t, uint32_t ne[4]) {
@@ -168,21 +170,31 @@ static enum vkg_status encode_reduce(struct vkg_vk_encoder *enc, const struct vk
         p.chunk = (uint32_t)n_rep;
         return reduce_dispatch(enc, a, node, &p);
     }
-    /* Two passes, the split fixed by the shape: chunks to scratch, then them. */
+    /* Passes fixed by the shape: chunks to scratch, then chunks of those
+     * chunks while there are more than REDUCE_CHUNK, then the last into node.
+     * Partials of output j are at j * n_chunks + c. */
     uint32_t n_chunks = (uint32_t)((n_rep + REDUCE_CHUNK - 1) / REDUCE_CHUNK);
     p.n_chunks = n_chunks;
     p.chunk = (uint32_t)((n_rep + n_chunks - 1) / n_chunks);
     const struct vkg_tensor *part = vkg_vk_scratch(enc, (size_t)n_out * n_chunks * sizeof(float));
     if (!part) return VKG_STATUS_OUT_OF_MEMORY;
     enum vkg_status st = reduce_dispatch(enc, a, part, &p);
-    if (st != VKG_STATUS_OK) return st;
-    vkg_vk_barrier(enc);
-    struct reduce_push q = {.d_ne = {1, (uint32_t)n_out, 1, 1},
-                            .r_ne = {n_chunks, 1, 1, 1},
-                            .s_nb = {1, n_chunks, 0, 0},
-                            .n_chunks = 1,
-                            .chunk = n_chunks};
-    return reduce_dispatch(enc, part, node, &q);
+    while (st == VKG_STATUS_OK) {
+        vkg_vk_barrier(enc);
+        uint32_t next = n_chunks > REDUCE_CHUNK ? (n_chunks + REDUCE_CHUNK - 1) / REDUCE_CHUNK : 1;
+        struct reduce_push q = {.d_ne = {1, (uint32_t)n_out, 1, 1},
+                                .r_ne = {n_chunks, 1, 1, 1},
+                                .s_nb = {1, n_chunks, 0, 0},
+                                .n_chunks = next,
+                                .chunk = (n_chunks + next - 1) / next};
+        if (next == 1) return reduce_dispatch(enc, part, node, &q);
+        const struct vkg_tensor *out = vkg_vk_scratch(enc, (size_t)n_out * next * sizeof(float));
+        if (!out) return VKG_STATUS_OUT_OF_MEMORY;
+        st = reduce_dispatch(enc, part, out, &q);
+        part = out;
+        n_chunks = next;
+    }
+    return st;
 }
 
 static enum vkg_status glue_encode(struct vkg_vk_encoder *enc, const struct vkg_tensor *node) {

@@ -2,16 +2,26 @@
  * encoder.c. Op files use vk_impl.h only.
  *
  * Everything here is created at init or grown on demand outside the per-node
- * path: the compute command buffer, fence and query pool are reused by every
- * graph_compute, the staging buffer by every staged set/get, and the scratch
+ * path: the staging buffer is reused by every staged set/get, and the scratch
  * buffer by every node that asks for one.
+ *
+ * Recordings: a split's command buffer is recorded once and resubmitted as
+ * long as the same node list is computed with unchanged tensors (each node
+ * and its sources are compared byte for byte against a snapshot taken when
+ * it was recorded) and no buffer of the backend was freed since (a freed
+ * VkBuffer may still be named by a recording, and a new buffer may reuse a
+ * freed one's address). A few recordings are kept, least recently used
+ * replaced, so a graph with several Vulkan splits resubmits each. Each owns
+ * its command buffer, timestamp queries and (without push descriptors)
+ * descriptor pools, since its descriptors must outlive other recordings.
  */
 #ifndef VKGRAD_VK_BACKEND_H
 #define VKGRAD_VK_BACKEND_H
 
 #include "vk_impl.h"
 
-#define VKG_VK_MAX_SCRATCH 16 /* scratch regions per node */
+#define VKG_VK_MAX_SCRATCH 16   /* scratch regions per node */
+#define VKG_VK_MAX_RECORDINGS 8 /* command buffers kept for resubmission */
 
 /* A command buffer with its pool and fence, reused submit after submit. */
 struct vkg_vk_submitter {
@@ -20,9 +30,35 @@ struct vkg_vk_submitter {
     VkFence fence;
 };
 
+/* Descriptor pools of one recording (no VK_KHR_push_descriptor only). */
+struct vkg_vk_desc_pools {
+    VkDescriptorPool *pools;
+    int n, cur;
+};
+
+/* One recorded split, resubmitted while its key still matches. */
+struct vkg_vk_recording {
+    VkCommandBuffer cmd; /* from vkg_vk_backend.rec_pool */
+    bool valid;          /* cmd holds a complete recording of the key below */
+    uint64_t epoch;      /* vkg_vk_backend.free_epoch when recorded */
+    uint64_t last_use;   /* for least-recently-used replacement */
+    /* Key: the node list, and each node with its sources (and the view chains
+     * their storage is resolved through) as they were when recorded. */
+    int n_nodes;
+    struct vkg_tensor **nodes;
+    int cap_nodes;
+    struct vkg_tensor *snap;
+    int n_snap, cap_snap;
+    /* Timestamps: 2 per node. */
+    VkQueryPool queries;
+    uint32_t query_capacity;
+    struct vkg_vk_desc_pools desc;
+};
+
 struct vkg_vk_encoder {
     struct vkg_vk_backend *be;
     VkCommandBuffer cmd;
+    struct vkg_vk_desc_pools *desc; /* the recording's, for descriptor sets */
     const struct vkg_tensor *node; /* being encoded */
     bool drop;                     /* VKG_FAULT_DROP_DISPATCH matches node */
     VkPipeline bound;              /* last bound pipeline, to skip rebinds */
@@ -41,11 +77,29 @@ struct vkg_vk_backend {
     int drop_op;                 /* VKG_FAULT_DROP_DISPATCH, or -1 */
     bool lost;                   /* device lost or a wait timed out: refuse further work */
 
-    struct vkg_vk_submitter compute, xfer;
+    struct vkg_vk_submitter xfer; /* staged set/get */
 
-    /* Timestamps: 2 per node of the last compute. */
-    VkQueryPool queries;
-    uint32_t query_capacity;
+    /* Computes: recordings from one pool, one fence. */
+    VkCommandPool rec_pool;
+    VkFence fence;
+    struct vkg_vk_recording rec[VKG_VK_MAX_RECORDINGS];
+    uint64_t use_clock;
+    /* Bumped by every buffer free: recordings made before are stale. */
+    uint64_t free_epoch;
+    /* Incremented per buffer allocated: a buffer's identity for caches that
+     * must not be fooled by a reused address. */
+    uint64_t buffer_serial;
+
+    /* The last scan-ids check that passed (staged buffers only: mapped ids
+     * are read directly every compute). */
+    struct {
+        bool valid;
+        uint64_t serial, write_gen;
+        size_t offset, stride;
+        int64_t n_seqs, n_slots;
+    } ids_ok;
+
+    /* Per-node times of the last compute. */
     double *node_us;
     int n_node_us;
     int node_us_capacity;
@@ -59,11 +113,6 @@ struct vkg_vk_backend {
     struct vkg_buffer *scratch;
     struct vkg_buffer **retired;
     int n_retired, cap_retired;
-
-    /* Descriptor pools when VK_KHR_push_descriptor is absent; reset per compute. */
-    VkDescriptorPool *desc_pools;
-    int n_desc_pools;
-    int desc_pool_cur;
 
     struct vkg_vk_encoder enc;
 };
@@ -79,9 +128,23 @@ void vkg_vk_submitter_destroy(struct vkg_vk_device *dev, struct vkg_vk_submitter
 enum vkg_status vkg_vk_submitter_begin(struct vkg_vk_backend *be, struct vkg_vk_submitter *s);
 /* End, submit, wait on the fence. */
 enum vkg_status vkg_vk_submitter_run(struct vkg_vk_backend *be, struct vkg_vk_submitter *s);
+/* The pieces: begin cmd (one_time: ONE_TIME_SUBMIT) with the barrier that
+ * orders it after earlier submissions; end it with the barrier that makes
+ * device writes host-visible; submit cmd and wait for fence (then reset). */
+enum vkg_status vkg_vk_cmd_begin(VkCommandBuffer cmd, bool one_time);
+enum vkg_status vkg_vk_cmd_end(VkCommandBuffer cmd);
+enum vkg_status vkg_vk_submit_wait(struct vkg_vk_backend *be, VkCommandBuffer cmd, VkFence fence);
+/* Write generation of a buffer: bumped by every set and by every compute
+ * that binds the buffer as an output; with vkg_vk_buffer_serial, a cache of
+ * the contents is valid while both are unchanged. */
+uint64_t vkg_vk_buffer_write_gen(const struct vkg_buffer *buffer);
+uint64_t vkg_vk_buffer_serial(const struct vkg_buffer *buffer);
+void vkg_vk_buffer_mark_written(struct vkg_buffer *buffer);
 
 /* encoder.c: prepare for a compute / a node / after the fence. */
-enum vkg_status vkg_vk_encoder_begin(struct vkg_vk_backend *be, VkCommandBuffer cmd);
+enum vkg_status vkg_vk_encoder_begin(struct vkg_vk_backend *be, VkCommandBuffer cmd,
+                                     struct vkg_vk_desc_pools *desc);
+void vkg_vk_desc_pools_destroy(struct vkg_vk_backend *be, struct vkg_vk_desc_pools *desc);
 void vkg_vk_encoder_node(struct vkg_vk_encoder *enc, const struct vkg_tensor *node);
 void vkg_vk_encoder_release_retired(struct vkg_vk_backend *be);
 void vkg_vk_encoder_destroy(struct vkg_vk_backend *be);

@@ -116,6 +116,10 @@ struct vkg_vk_buffer {
     VkDeviceMemory memory;
     VkDeviceSize size; /* bytes allocated (>= 4) */
     void *mapped;      /* host-visible memory: its mapping, else NULL */
+    /* Tensor buffers only (vkg_vk_buffer_alloc): a per-backend serial and a
+     * write generation, for caches of the contents (the scan ids check). */
+    uint64_t serial;
+    uint64_t write_gen;
 };
 
 struct vkg_vk_backend; /* backend.c */

@@ -7,7 +7,7 @@
 // chunk of its repetitions; each invocation sums a fixed strided subset in
 // order, then a fixed shared-memory tree adds the 128 partials, so the result
 // does not depend on the device, its subgroup size or timing. Large sums run
-// in two passes (chunks to scratch, then the chunks), chosen by the shape
+// in passes (chunks to scratch, then chunks of those), chosen by the shape
 // only. Error: the tree has depth log2(128) + (terms per invocation), below
 // the sequential bound γ(n)·Σ|x| the reference uses.
 #version 450
