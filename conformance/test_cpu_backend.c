@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "backend_impl.h"
+#include "cpu/cpu_impl.h"
 #include "metrics.h"
 #include "reference.h"
 #include "vkgrad/vkgrad.h"
@@ -585,6 +586,27 @@ static void ssm_scan__bad_id_is_invalid_argument(void **state) {
     vkg_free(ctx);
 }
 
+/* The scan backward with its partials capped to one work item per thread:
+ * several waves, a different wave split at each thread count, and still the
+ * reference's answer, bitwise equal across thread counts. */
+static void ssm_scan_back__many_waves_same_bits(void **state) {
+    (void)state;
+    struct vkg_tensor *(*builders[3])(struct vkg_context *) = {scan_back_mamba1, scan_back_mamba2,
+                                                               scan_back_channel_blocks};
+    static const char *names[3] = {"many_waves.mamba1", "many_waves.mamba2_n_group2",
+                                   "many_waves.mamba2_channel_blocks"};
+    vkg_cpu_scan_set_wave_bytes(1);
+    for (int i = 0; i < 3; i++) {
+        struct vkg_context *ctx = vkg_init(16u << 20);
+        assert_non_null(ctx);
+        struct vkg_tensor *node = builders[i](ctx);
+        assert_non_null(node);
+        check_node(names[i], node, 0);
+        vkg_free(ctx);
+    }
+    vkg_cpu_scan_set_wave_bytes(0);
+}
+
 /* graph_compute on the persistent pool gives what single nodes give. */
 static void cpu_backend__graph_compute_matches_nodes(void **state) {
     (void)state;
@@ -630,6 +652,7 @@ int main(void) {
         cmocka_unit_test(cpu_backend__buffers_aligned_size_zero_ok),
         cmocka_unit_test(cpu_backend__refuses_i32_and_views_with_reason),
         cmocka_unit_test(ssm_scan__bad_id_is_invalid_argument),
+        cmocka_unit_test(ssm_scan_back__many_waves_same_bits),
         cmocka_unit_test(cpu_backend__graph_compute_matches_nodes),
     };
     int failed = _cmocka_run_group_tests("cpu_kernels", tests, nk, NULL, NULL);

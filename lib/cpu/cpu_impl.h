@@ -4,9 +4,9 @@
  * handler (ops_*.c) is called on the caller's thread, prepares scratch, and
  * calls vkg_cpu_parallel(ex, fn, arg) for each phase; fn(arg, ith, nth) runs
  * on nth threads (the caller is thread 0) and the call returns when all are
- * done. Phases that reduce (SUM, CE loss, scan backward's dB/dC) write
- * per-row or per-thread partials and sum them afterwards on one thread, in a
- * fixed order, so results never depend on thread timing.
+ * done. Phases that reduce (SUM, CE loss, the scan backward) write per-row
+ * or per-work-item partials and sum them afterwards in an order fixed by the
+ * shape, so results never depend on thread timing or the thread count.
  *
  * Inputs may be any strided view: kernels address them through nb[] (bytes).
  * The destination is always a contiguous F32 tensor.
@@ -77,5 +77,9 @@ enum vkg_status vkg_cpu_op_cross_entropy(const struct vkg_cpu_exec *ex, struct v
 enum vkg_status vkg_cpu_op_ssm_conv(const struct vkg_cpu_exec *ex, struct vkg_tensor *node);
 /* ops_ssm_scan.c: SSM_SCAN, SSM_SCAN_BACK. */
 enum vkg_status vkg_cpu_op_ssm_scan(const struct vkg_cpu_exec *ex, struct vkg_tensor *node);
+/* Cap (bytes) on the scan backward's per-item partials in flight, which sets
+ * how many work items run per wave; bytes <= 0 restores the default (64 MiB).
+ * For tests that exercise several waves; not thread-safe. */
+void vkg_cpu_scan_set_wave_bytes(int64_t bytes);
 
 #endif
