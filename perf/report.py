@@ -68,6 +68,136 @@ def tsv_field(s):
     return '"%s"' % str(s).replace('"', "'").replace("\t", " ")
 
 
+# Conformance records name their op only as the first part of the case name
+# ("ssm_scan_back.mamba2.d_state=..."). The tolerance chart and the per-op
+# table group cases by op, ops by family, in this order; ops not listed
+# here are glue ops, train_* cases are whole training graphs.
+FAMILIES = [
+    ("out_prod", ["out_prod"]),
+    ("mul_mat", ["mul_mat"]),
+    ("cross entropy", ["cross_entropy_loss", "cross_entropy_loss_back"]),
+    ("ssm_conv", ["ssm_conv", "ssm_conv_back"]),
+    ("ssm_scan", ["ssm_scan", "ssm_scan_back"]),
+    ("glue ops", []),
+    ("train graphs", []),
+]
+GLUE = len(FAMILIES) - 2
+TRAIN = len(FAMILIES) - 1
+STATUSES = ["Pass", "QualityWarning", "Fail", "NotSupported", "Crash", "Timeout", "DeviceLost"]
+# A gradient whose bound allows fewer roundings than this is a short chain:
+# a correct kernel may use most of its bound there (see index.html).
+SHORT_K = 16
+
+
+def case_op(case):
+    return case.split(".", 1)[0]
+
+
+def family_of(op):
+    for i, (_, ops) in enumerate(FAMILIES):
+        if op in ops:
+            return i
+    return TRAIN if op.startswith("train_") else GLUE
+
+
+def worst_grad(r):
+    """(usage, K, grad name) of the record's gradient with the largest finite
+    bound usage; usage None when the record has none (NotSupported, Crash)."""
+    best = None
+    for g in r.get("grads", []):
+        u = g.get("bound_usage")
+        if not isinstance(u, (int, float)) or not math.isfinite(u):
+            continue
+        if best is None or u > best[0]:
+            k = g.get("bound_K")
+            best = (float(u), k if isinstance(k, (int, float)) else None, g.get("name", ""))
+    return best or (None, None, "")
+
+
+def grouped_ops(recs):
+    """[(family index, op, [records in run order])] in chart order."""
+    by_op = {}
+    for r in recs:
+        by_op.setdefault(case_op(r.get("case", "")), []).append(r)
+    order = []
+    for fi, (_, ops) in enumerate(FAMILIES):
+        members = [o for o in ops if o in by_op]
+        if not ops:
+            members = [o for o in by_op if family_of(o) == fi]  # first-seen order
+        order += [(fi, o, by_op[o]) for o in members]
+    return order
+
+
+def write_tolerance(d, recs, out):
+    """tolerance.tsv: one row per record, x grouped by op with gaps between ops
+    and wider ones between families; tolerance_layout.gp: the op ticks, the
+    family bands and labels, and the y rows for exact and missing results."""
+    backends = sorted({r.get("backend", "") for r in recs})
+    groups = grouped_ops(recs)
+    nonzero = [u for _, _, rs in groups for r in rs
+               for u in [worst_grad(r)[0]] if u is not None and u > 0]
+    lo = min(nonzero) if nonzero else 1e-6
+    exact_y = 10.0 ** (math.floor(math.log10(lo)) - 1)  # a decade below the smallest error
+    hi_e = max(0, math.ceil(math.log10(max(nonzero)))) if nonzero else 0  # top decade
+    none_y = 10.0 ** (hi_e + 1)  # records with no error to show: a row above every point
+    ticks, bands = [], []
+    x = 0.0
+    prev_f = None
+    with open(os.path.join(out, "tolerance.tsv"), "w") as f:
+        f.write("# x\tbound_usage\tstatus_index\tshort_chain\tK\tfamily_index\tbackend_index"
+                "\top\tcase\n")
+        for fi, op, rs in groups:
+            if prev_f is not None:
+                x += 5.0 if fi != prev_f else 3.0
+            if fi != prev_f:
+                bands.append([fi, x - 0.8, None])
+            prev_f = fi
+            x0 = x
+            for j, r in enumerate(rs):
+                if j:
+                    x += 1.0
+                u, k, _ = worst_grad(r)
+                st = r.get("status", "")
+                si = STATUSES.index(st) if st in STATUSES else len(STATUSES)
+                y = none_y if u is None else (u if u > 0 else exact_y)
+                short_chain = 1 if (k is not None and k < SHORT_K) else 0
+                f.write("%g\t%g\t%d\t%d\t%s\t%d\t%d\t%s\t%s\n" % (
+                    x, y, si, short_chain, "NaN" if k is None else "%g" % k, fi,
+                    backends.index(r.get("backend", "")), tsv_field(op),
+                    tsv_field(r.get("case", "") + " " + r.get("backend", ""))))
+            ticks.append(((x0 + x) / 2, op))
+            bands[-1][2] = x + 0.8
+    has_none = any(worst_grad(r)[0] is None for _, _, rs in groups for r in rs)
+    with open(os.path.join(out, "tolerance_layout.gp"), "w") as f:
+        f.write("# written by perf/report.py: op ticks and family bands of tolerance.tsv\n")
+        f.write("xmax = %g\n" % ((bands[-1][2] + 0.5) if bands else 1))
+        f.write("exact_y = %g\nnone_y = %g\nhas_none = %d\ntop_y = %g\n"
+                % (exact_y, none_y, int(has_none), 10.0 ** hi_e))
+        counts = [0] * 5  # Pass, QualityWarning, Fail, NotSupported, the rest
+        for r in recs:
+            st = r.get("status", "")
+            counts[min(STATUSES.index(st) if st in STATUSES else 4, 4)] += 1
+        f.write("".join("st_n%d = %d\n" % (i, c) for i, c in enumerate(counts)))
+        f.write("set xtics (%s)\n" % ", ".join('"%s" %g' % (op, tx) for tx, op in ticks)
+                if ticks else "set xtics ()\n")
+        ytics = ['"exact (0)" %g' % exact_y]
+        e = int(round(math.log10(exact_y))) + 1
+        while e <= hi_e:
+            ytics.append('"1e%d" %g' % (e, 10.0 ** e) if e < 0 else '"%g" %g' % ((10.0 ** e,) * 2))
+            e += 1
+        if has_none:
+            ytics.append('"no result" %g' % none_y)
+        f.write("set ytics (%s)\n" % ", ".join(ytics))
+        for i, (fi, b0, b1) in enumerate(bands):
+            colour = "#eef3fa" if i % 2 == 0 else "#fbf7ee"
+            f.write("set object %d rect from %g, graph 0 to %g, graph 1 behind "
+                    "fc rgb '%s' fs solid 1.0 noborder\n" % (i + 1, b0, b1, colour))
+            f.write("set label %d \"%s\" at %g, graph 1.025 center font ',11'\n"
+                    % (i + 1, FAMILIES[fi][0], (b0 + b1) / 2))
+    with open(os.path.join(out, "tolerance_backends.txt"), "w") as f:
+        f.write("\n".join(backends) + "\n")
+
+
 def write_data(d):
     rows = read_perf(d)
     out = os.path.join(d, "data")
@@ -112,28 +242,7 @@ def write_data(d):
             f.write("%g\t%g\t%d\t%s\n" % (fl / b, g, k, tsv_field(row_label(r))))
     with open(os.path.join(out, "roof.tsv"), "w") as f:
         f.write("# peak_gbps\tpeak_gflops\n%s\t%s\n" % (peak_bw or "NaN", peak_fl or "NaN"))
-    # tolerance: case index, worst bound usage (floored for log scale), status index, label
-    recs = read_conform(d)
-    statuses = ["Pass", "QualityWarning", "Fail", "NotSupported", "Crash", "Timeout",
-                "DeviceLost"]
-    with open(os.path.join(out, "tolerance.tsv"), "w") as f:
-        f.write("# i\tbound_usage\tstatus_index\tbackend_index\tlabel\n")
-        backends = sorted({r.get("backend", "") for r in recs})
-        i = 0
-        for r in recs:
-            us = [g.get("bound_usage") for g in r.get("grads", [])
-                  if isinstance(g.get("bound_usage"), (int, float))]
-            us = [u for u in us if math.isfinite(u)]
-            if not us:
-                continue
-            st = r.get("status", "")
-            si = statuses.index(st) if st in statuses else len(statuses)
-            f.write("%d\t%g\t%d\t%d\t%s\n" % (i, max(max(us), 1e-6), si,
-                                              backends.index(r.get("backend", "")),
-                                              tsv_field(r.get("case", ""))))
-            i += 1
-    with open(os.path.join(out, "tolerance_backends.txt"), "w") as f:
-        f.write("\n".join(sorted({r.get("backend", "") for r in recs})) + "\n")
+    write_tolerance(d, read_conform(d), out)
     return 0
 
 
@@ -188,6 +297,49 @@ def conform_counts(recs):
     return "\n".join(out)
 
 
+def op_table(recs):
+    """Per op, in the tolerance chart's order: cases, passes, the other
+    statuses, the range of K, and the worst bound usage with its case."""
+    groups = grouped_ops(recs)
+    if not groups:
+        return "<p>No conformance records.</p>"
+    out = ["<table class='ops'><tr><th>family</th><th>op</th><th>cases</th><th>passes</th>"
+           "<th>other statuses</th><th>K (roundings)</th><th>worst bound usage</th>"
+           "<th>worst case (gradient, its K)</th></tr>"]
+    for fi, op, rs in groups:
+        other = {}
+        for r in rs:
+            st = r.get("status", "")
+            if st != "Pass":
+                other[st] = other.get(st, 0) + 1
+        ks = [g.get("bound_K") for r in rs for g in r.get("grads", [])
+              if isinstance(g.get("bound_K"), (int, float))]
+        worst = None
+        for r in rs:
+            u, k, name = worst_grad(r)
+            if u is not None and (worst is None or u > worst[0]):
+                worst = (u, k, name, r.get("case", ""), r.get("backend", ""))
+        passes = sum(1 for r in rs if r.get("status") == "Pass")
+        if worst is None:
+            wu, wc, cls = "&ndash;", "no error measured", ""
+        else:
+            u, k, name, case, be = worst
+            wu = "0 (exact)" if u == 0 else "%.3g" % u
+            cls = " class='over'" if u > 1 else (" class='near'" if u >= 0.5 else "")
+            wc = "<code>%s</code> %s (%s, K=%s)" % (
+                html.escape(case), html.escape(be), html.escape(name),
+                "?" if k is None else "%g" % k)
+        out.append("<tr><td class='l'>%s</td><td class='l'><code>%s</code></td><td>%d</td>"
+                   "<td>%d</td><td class='l'>%s</td><td>%s</td><td%s>%s</td><td class='l'>%s</td></tr>"
+                   % (html.escape(FAMILIES[fi][0]), html.escape(op), len(rs), passes,
+                      html.escape(", ".join("%s %d" % kv for kv in sorted(other.items())))
+                      or "&ndash;",
+                      ("%g&ndash;%g" % (min(ks), max(ks)) if min(ks) != max(ks) else "%g" % ks[0])
+                      if ks else "&ndash;", cls, wu, wc))
+    out.append("</table>")
+    return "\n".join(out)
+
+
 def write_html(d):
     with open(TEMPLATE) as f:
         page = f.read()
@@ -209,6 +361,7 @@ def write_html(d):
         "DEMO_TXT": html.escape(read_text(d, "demo.txt", "(not recorded)")),
         "CONFORM_TXT": html.escape(read_text(d, "conform.txt", "(not recorded)")[-6000:]),
         "CONFORM_COUNTS": conform_counts(read_conform(d)),
+        "OP_TABLE": op_table(read_conform(d)),
         "PERF_TABLE": perf_table(rows),
     }
     for k, v in subs.items():
