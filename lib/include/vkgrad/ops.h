@@ -6,7 +6,8 @@
  * F32 tensors unless stated. Inputs may be any strided view unless stated.
  *
  * Multi-output backward ops pack their results into one contiguous 1-D F32
- * tensor, in the order listed; vkg_*_grad_* helpers return views of the parts.
+ * tensor, in the order listed; the part helpers (vkg_ssm_conv_back_d_sx, ...,
+ * vkg_ssm_scan_back_part) return views of the parts.
  *
  *     struct vkg_tensor *y    = vkg_mul_mat(ctx, w, x);
  *     struct vkg_tensor *loss = vkg_sum(ctx, vkg_sqr(ctx, vkg_sub(ctx, y, t)));
