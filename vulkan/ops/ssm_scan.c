@@ -1,21 +1,35 @@
 /* ops/ssm_scan.c — SSM_SCAN and SSM_SCAN_BACK, both forms (SPEC §3).
  *
- * Kernels: shaders/ssm_scan.comp (forward) and shaders/ssm_scan_back.comp
- * (SCAN_MAIN then SCAN_REDUCE); the shared design is in
- * shaders/common/ops_ssm_scan.glsl. A workgroup owns RB rows (head, channel)
- * of one group of one sequence and keeps their RB*d_state states in shared
- * memory; RB is the largest block the device's shared memory holds (capped),
- * so every d_state from 1 up to the shared-memory limit runs, Mamba-1's 16
- * included:
+ * Kernels: shaders/ssm_scan.comp (forward) and shaders/ssm_scan_back.comp;
+ * the shared design is in shaders/common/ops_ssm_scan.glsl.
+ *
+ * Forward, and the backward's row-block path (SCAN_MAIN): a workgroup owns
+ * RB rows (head, channel) of one group of one sequence and walks every token
+ * with their RB*d_state states in shared memory; RB is the largest block the
+ * device's shared memory holds (capped), so every d_state from 1 up to the
+ * shared-memory limit runs, Mamba-1's 16 included:
  *   forward:  (7 + 2*d_state)*RB + 2*d_state floats
  *   backward: (7 + 7*d_state)*RB + 2*d_state floats
  * => d_state <= (maxComputeSharedMemorySize/4 - 7) / 4 (forward) or / 9
  * (backward): 2046 / 909 at 32 KiB, 3070 / 1364 at 48 KiB. Past it the node
- * is refused naming "shared memory". The backward's scratch (checkpoints
- * every CT tokens, the CT replayed states of one chunk, and the partial sums)
- * must fit maxStorageBufferRange per binding, else "buffer size".
- * No atomics: both ops are deterministic. ids are read back and checked
- * before recording (an id outside [0, n_slots) is INVALID_ARGUMENT).
+ * is refused naming "shared memory" (the limit the conformance tables expect).
+ *
+ * Backward, chunked path (parallel over time; taken whenever it fits, which
+ * on the devices seen so far is every d_state <= 182 on 32 KiB and <= 256 on
+ * 48 KiB): SCAN_CSUM summarises every CT-token chunk of every element (its
+ * scan from zero and its decay product, both directions), SCAN_CARRY walks
+ * the chunks of each element to get the state entering and the adjoint
+ * leaving each chunk, SCAN_CBACK replays each chunk from those and produces
+ * the gradient terms. Scratch: 4 floats per element per chunk (2 for
+ * Mamba-2, whose decay is per row) — memory bounded by the chunk count; the
+ * replayed states stay in registers.
+ *
+ * Both paths then run SCAN_REDUCE (partials over row blocks, channels,
+ * chunks and sequences, in a fixed order). No atomics: the op is
+ * deterministic. The scratch must fit maxStorageBufferRange per binding,
+ * else the chunked path is not taken and the row-block path's own check
+ * ("buffer size") applies. ids are read back and checked before recording
+ * (an id outside [0, n_slots) is INVALID_ARGUMENT).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +37,9 @@
 #include "vk_impl.h"
 
 #include "vkg_vk_spv_ssm_scan.spv.h"
+#include "vkg_vk_spv_ssm_scan_back_carry.spv.h"
+#include "vkg_vk_spv_ssm_scan_back_cback.spv.h"
+#include "vkg_vk_spv_ssm_scan_back_csum.spv.h"
 #include "vkg_vk_spv_ssm_scan_back_main.spv.h"
 #include "vkg_vk_spv_ssm_scan_back_reduce.spv.h"
 
@@ -42,7 +59,7 @@ _Static_assert(sizeof(struct vkg_scan_push) == 128, "ops_ssm_scan.glsl push bloc
 struct vkg_scan_reduce_push {
     uint32_t ds, hd, nh, ng, nt, nq, n_slots, off_dt;
     uint32_t off_ids, off_d, off_pt, dt_t;
-    uint32_t dt_q, pad0, pad1, pad2;
+    uint32_t dt_q, n_ck, pad1, pad2;
 };
 _Static_assert(sizeof(struct vkg_scan_reduce_push) == 64, "ops_ssm_scan.glsl reduce push block");
 
@@ -50,6 +67,12 @@ static const struct vkg_vk_kernel k_scan =
     VKG_VK_KERNEL(vkg_vk_spv_ssm_scan, 8, struct vkg_scan_push);
 static const struct vkg_vk_kernel k_back_main =
     VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_main, 11, struct vkg_scan_push);
+static const struct vkg_vk_kernel k_back_csum =
+    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_csum, 11, struct vkg_scan_push);
+static const struct vkg_vk_kernel k_back_carry =
+    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_carry, 11, struct vkg_scan_push);
+static const struct vkg_vk_kernel k_back_cback =
+    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_cback, 11, struct vkg_scan_push);
 static const struct vkg_vk_kernel k_back_reduce =
     VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_reduce, 11, struct vkg_scan_reduce_push);
 
@@ -58,6 +81,22 @@ enum {
     SCAN_RB_MAX = 128, /* rows per workgroup */
     SCAN_CT = 64,      /* tokens per checkpoint chunk */
     SCAN_REDUCE_WG = 256,
+    /* chunked backward; RS, KS and CKMAX mirror shaders/ssm_scan_back.comp */
+    SCAN_RS = 8,          /* rows per invocation */
+    SCAN_KS = 4,          /* tokens per staged sub-chunk */
+    SCAN_CKMAX = 32,      /* sub-chunks per chunk */
+    SCAN_C_DS_MAX = 256,  /* d_state invocations along n, at most the workgroup */
+    SCAN_C_WG_MIN = 2048, /* shorten chunks until this many workgroups (or KS tokens) */
+    /* Row blocks per SCAN_CBACK workgroup (d_B / d_C partials added in
+     * place). The shader takes any count; 4 measured slower than 1 on the
+     * H200 in the one comparison made, so it stays at 1. */
+    SCAN_C_NB_MAX = 1,
+};
+
+/* The chunked backward's layout on a device (see scan_chunk_plan). */
+struct scan_cplan {
+    uint32_t wg, ntn, rb, ct, sh, nb;
+    uint64_t n_blk_all, n_bg_all, nc, st_floats, pt_floats;
 };
 
 /* How a node is laid out on a device. */
@@ -137,6 +176,58 @@ static bool scan_plan_make(const struct vkg_vk_device *dev, const struct vkg_ten
     return true;
 }
 
+/* The chunked backward: false when it does not fit the device (the
+ * row-block path then runs). */
+static bool scan_chunk_plan(const struct vkg_vk_device *dev, const struct scan_plan *pl,
+                            struct scan_cplan *cp) {
+    const struct vkg_vulkan_device_info *info = vkg_vk_device_info(dev);
+    const struct vkg_scan_dims *d = &pl->d;
+    if (d->d_state > SCAN_C_DS_MAX || (uint64_t)d->d_state > pl->wg) return false;
+    const uint64_t ds = (uint64_t)d->d_state;
+    const uint64_t rpg = (uint64_t)(d->n_head / d->n_group) * d->head_dim;
+    uint64_t ntr = pl->wg / ds;
+    const uint64_t ntr_need = (rpg + SCAN_RS - 1) / SCAN_RS;
+    if (ntr > ntr_need) ntr = ntr_need;
+    /* Shared floats: the staged sub-chunk, two buffers of per-token sums
+     * (row partials at pitch d_state + 1), the d_A sums. */
+    uint64_t sh;
+    for (;; ntr--) {
+        const uint64_t rb = ntr * SCAN_RS;
+        sh = 4ull * SCAN_KS * rb + 2ull * SCAN_KS * ds +
+             2 * (2ull * rb * (ds + 1) + 2ull * ntr * ds) + rb;
+        if (sh * sizeof(float) <= info->max_shared_memory) break;
+        if (ntr == 1) return false;
+    }
+    cp->ntn = (uint32_t)ds;
+    cp->wg = (uint32_t)(ntr * ds);
+    cp->rb = (uint32_t)(ntr * SCAN_RS);
+    cp->sh = (uint32_t)sh;
+    const uint64_t n_blk = (rpg + cp->rb - 1) / cp->rb;
+    cp->n_blk_all = n_blk * d->n_group * d->n_seqs;
+    uint32_t ct = SCAN_KS * SCAN_CKMAX;
+    while (ct > SCAN_KS && cp->n_blk_all * (((uint64_t)d->n_tok + ct - 1) / ct) < SCAN_C_WG_MIN)
+        ct /= 2;
+    cp->ct = ct;
+    cp->nc = ((uint64_t)d->n_tok + ct - 1) / ct;
+    /* SCAN_CBACK walks nb row blocks per workgroup, adding their d_B / d_C
+     * partials in place (fewer partials to write and reduce), while the grid
+     * keeps SCAN_C_WG_MIN workgroups. */
+    uint32_t nb = 1;
+    while (nb < SCAN_C_NB_MAX && cp->n_blk_all / (2 * nb) * cp->nc >= SCAN_C_WG_MIN)
+        nb *= 2;
+    cp->nb = nb;
+    cp->n_bg_all = (n_blk + nb - 1) / nb * d->n_group * d->n_seqs;
+    const uint64_t rows = (uint64_t)d->n_head * d->head_dim;
+    /* E and F per element, P and Q per element (Mamba-1) or per row. */
+    cp->st_floats = d->n_seqs * cp->nc * rows * (2 * ds + 2 * (d->mamba1 ? ds : 1));
+    cp->pt_floats = 2 * cp->n_bg_all * d->n_tok * ds + d->n_seqs * rows * d->n_tok +
+                    d->n_seqs * cp->nc * rows * (d->mamba1 ? ds : 1) + d->n_seqs * rows * ds;
+    const uint64_t range = dev->props.limits.maxStorageBufferRange;
+    const uint64_t big = cp->st_floats > cp->pt_floats ? cp->st_floats : cp->pt_floats;
+    return big * sizeof(float) <= range && big < (1ull << 32) &&
+           cp->n_blk_all * cp->nc < (1ull << 32);
+}
+
 /* Dim 0 of these must be unit-stride: the push block (128 bytes) has no room
  * for those strides. Dims of size 1 have no stride to speak of. */
 static bool unit_dim0(const struct vkg_tensor *t) {
@@ -155,7 +246,17 @@ static bool scan_supports(const struct vkg_vk_device *dev, const struct vkg_tens
         }
     }
     struct scan_plan pl;
-    return scan_plan_make(dev, node, &pl, reason, n);
+    char why[160];
+    if (scan_plan_make(dev, node, &pl, why, sizeof why)) return true;
+    /* Only the row-block path's scratch can fail past the d_state check. */
+    struct scan_cplan cp;
+    if (node->op == VKG_OP_SSM_SCAN_BACK && pl.d.d_state > 0 &&
+        (uint64_t)pl.d.d_state <=
+            scan_max_d_state(vkg_vk_device_info(dev)->max_shared_memory, true) &&
+        scan_chunk_plan(dev, &pl, &cp))
+        return true;
+    vkg_reason(reason, n, "%s", why);
+    return false;
 }
 
 static uint32_t es(size_t nb) {
@@ -189,8 +290,15 @@ static enum vkg_status scan_encode(struct vkg_vk_encoder *enc, const struct vkg_
                             *A = node->src[3], *B = node->src[4], *C = node->src[5],
                             *ids = node->src[6];
     struct scan_plan pl;
+    struct scan_cplan cp;
     char reason[160];
-    if (!scan_plan_make(vkg_vk_encoder_device(enc), node, &pl, reason, sizeof(reason))) {
+    const struct vkg_vk_device *dev = vkg_vk_encoder_device(enc);
+    const bool planned = scan_plan_make(dev, node, &pl, reason, sizeof(reason));
+    const bool chunked = back && pl.d.d_state > 0 &&
+                         (uint64_t)pl.d.d_state <=
+                             scan_max_d_state(vkg_vk_device_info(dev)->max_shared_memory, true) &&
+                         scan_chunk_plan(dev, &pl, &cp);
+    if (!planned && !chunked) {
         vkg_error(NULL, VKG_STATUS_BACKEND_ERROR, "%s", reason);
         return VKG_STATUS_BACKEND_ERROR;
     }
@@ -224,16 +332,40 @@ static enum vkg_status scan_encode(struct vkg_vk_encoder *enc, const struct vkg_
     }
 
     const struct vkg_tensor *g = node->src[7];
-    const struct vkg_tensor *sst = vkg_vk_scratch(enc, (size_t)pl.st_floats * sizeof(float));
+    const uint64_t st_floats = chunked ? cp.st_floats : pl.st_floats;
+    const uint64_t pt_floats = chunked ? cp.pt_floats : pl.pt_floats;
+    const struct vkg_tensor *sst = vkg_vk_scratch(enc, (size_t)st_floats * sizeof(float));
     const struct vkg_tensor *spt =
-        sst ? vkg_vk_scratch(enc, (size_t)pl.pt_floats * sizeof(float)) : NULL;
+        sst ? vkg_vk_scratch(enc, (size_t)pt_floats * sizeof(float)) : NULL;
     if (!sst || !spt) return VKG_STATUS_OUT_OF_MEMORY;
     const struct vkg_tensor *t[11] = {s, x, dt, A, B, C, ids, g, node, sst, spt};
     p.off_g = vkg_vk_elem_offset(enc, g);
     p.off_st = vkg_vk_elem_offset(enc, sst);
     p.off_pt = vkg_vk_elem_offset(enc, spt);
-    p.off_d += (uint32_t)vkg_nelements(s); /* the main kernel writes d_x only */
-    st = vkg_vk_dispatch(enc, &k_back_main, spec, 5, t, 11, &p, gx, gy, 1);
+    p.off_d += (uint32_t)vkg_nelements(s); /* the main kernels write d_x only */
+    uint32_t red_rb = pl.rb, n_ck = 1, nb = 1;
+    if (chunked) {
+        const uint32_t m1 = pl.d.mamba1 ? 1u : 0u;
+        const uint32_t cspec[7] = {cp.wg, cp.sh, cp.rb, cp.ct, m1, cp.ntn, cp.nb};
+        vkg_vk_grid(enc, cp.n_blk_all * cp.nc, &gx, &gy);
+        st = vkg_vk_dispatch(enc, &k_back_csum, cspec, 7, t, 11, &p, gx, gy, 1);
+        if (st != VKG_STATUS_OK) return st;
+        vkg_vk_barrier(enc);
+        const uint32_t kspec[7] = {pl.wg, 1, cp.rb, cp.ct, m1, cp.ntn, cp.nb};
+        const uint64_t n_el = (uint64_t)p.nq * p.nh * p.hd * p.ds;
+        uint32_t kx, ky;
+        vkg_vk_grid(enc, (n_el + pl.wg - 1) / pl.wg, &kx, &ky);
+        st = vkg_vk_dispatch(enc, &k_back_carry, kspec, 7, t, 11, &p, kx, ky, 1);
+        if (st != VKG_STATUS_OK) return st;
+        vkg_vk_barrier(enc);
+        vkg_vk_grid(enc, cp.n_bg_all * cp.nc, &gx, &gy);
+        st = vkg_vk_dispatch(enc, &k_back_cback, cspec, 7, t, 11, &p, gx, gy, 1);
+        red_rb = cp.rb;
+        n_ck = (uint32_t)cp.nc;
+        nb = cp.nb;
+    } else {
+        st = vkg_vk_dispatch(enc, &k_back_main, spec, 5, t, 11, &p, gx, gy, 1);
+    }
     if (st != VKG_STATUS_OK) return st;
     vkg_vk_barrier(enc);
 
@@ -243,14 +375,15 @@ static enum vkg_status scan_encode(struct vkg_vk_encoder *enc, const struct vkg_
     r.off_dt = p.off_dt, r.off_ids = p.off_ids, r.off_pt = p.off_pt;
     r.off_d = vkg_vk_elem_offset(enc, node);
     r.dt_t = p.dt_t, r.dt_q = p.dt_q;
+    r.n_ck = n_ck;
     const uint64_t rows = (uint64_t)p.nh * p.hd;
     const uint64_t total = (uint64_t)p.ds * rows * r.n_slots + (uint64_t)p.nh * p.nt * p.nq +
                            (pl.d.mamba1 ? (uint64_t)p.ds * p.nh : p.nh) +
                            2ull * p.ds * p.ng * p.nt * p.nq;
-    const uint32_t rspec[5] = {SCAN_REDUCE_WG <= pl.wg ? SCAN_REDUCE_WG : pl.wg, 1, pl.rb, pl.ct,
-                               pl.d.mamba1 ? 1u : 0u};
+    const uint32_t red_wg = SCAN_REDUCE_WG <= pl.wg ? SCAN_REDUCE_WG : pl.wg;
+    const uint32_t rspec[7] = {red_wg, 1, red_rb, pl.ct, pl.d.mamba1 ? 1u : 0u, 1, nb};
     vkg_vk_grid(enc, (total + rspec[0] - 1) / rspec[0], &gx, &gy);
-    return vkg_vk_dispatch(enc, &k_back_reduce, rspec, 5, t, 11, &r, gx, gy, 1);
+    return vkg_vk_dispatch(enc, &k_back_reduce, rspec, 7, t, 11, &r, gx, gy, 1);
 }
 
 const struct vkg_vk_op_family vkg_vk_family_ssm_scan = {

@@ -1,9 +1,16 @@
 #version 450
 // SSM_SCAN_BACK, both forms (SPEC §3): d_s, d_x, d_dt, d_A, d_B, d_C from g_y
 // and g_S through the adjoint state lambda_t = dL/ds_t, walking t downwards.
-// Layout and work split: common/ops_ssm_scan.glsl. Two variants:
+// Layout and work split: common/ops_ssm_scan.glsl. Two paths, then one
+// reduction (ops/ssm_scan.c picks the path):
 //
-// SCAN_MAIN, one workgroup per (row block, group, sequence):
+// Chunked, parallel over time (SCAN_CSUM, SCAN_CARRY, SCAN_CBACK; the design
+// is written above their code below): chunk summaries in parallel, a short
+// walk over the chunks per element, then every chunk replayed and walked
+// backwards in parallel. Used whenever it fits the device.
+//
+// Row-block (SCAN_MAIN), for the largest d_state: one workgroup per (row
+// block, group, sequence) walks the whole sequence:
 //   1. forward walk, storing the state at the start of every CT-token chunk
 //      (checkpoints) in scratch;
 //   2. for each chunk from the last: replay its states from the checkpoint
@@ -12,13 +19,14 @@
 //      (r, n) updates lambda and forms the products; then one invocation per
 //      row sums over n (d_x, and d(dt') / d_A terms) and one per state n sums
 //      over the block's rows (d_B, d_C), each in a fixed order.
-//   d_x is final; everything summed across workgroups (d_B, d_C over row
-//   blocks; d_dt over channels; d_A over channels and sequences; d_s over the
-//   sequences sharing a slot) goes to per-workgroup partials in scratch.
+// Both: d_x is final; everything summed across workgroups (d_B, d_C over row
+//   blocks; d_dt over channels; d_A over channels, chunks and sequences; d_s
+//   over the sequences sharing a slot) goes to partials in scratch.
 // SCAN_REDUCE, one invocation per output element of d_s, d_dt, d_A, d_B, d_C:
 //   adds the partials in a fixed order (slots never named by ids get 0).
 // No atomics anywhere: the op is deterministic.
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : enable
 #include "common/ops_ssm_scan.glsl"
 
 layout(std430, set = 0, binding = 7) readonly buffer BufG { float g_data[]; };
@@ -26,25 +34,32 @@ layout(std430, set = 0, binding = 8) writeonly buffer BufD { float d_data[]; };
 layout(std430, set = 0, binding = 9) buffer BufSt { float st_data[]; };
 #if defined(SCAN_REDUCE)
 layout(std430, set = 0, binding = 10) readonly buffer BufPt { float pt_data[]; };
+#elif defined(SCAN_CBACK) // accumulates its d_B / d_C partials over row blocks
+layout(std430, set = 0, binding = 10) buffer BufPt { float pt_data[]; };
 #else
 layout(std430, set = 0, binding = 10) writeonly buffer BufPt { float pt_data[]; };
 #endif
 
-// Partials in the pt binding (element offsets after off_pt).
+// Partials in the pt binding (element offsets after off_pt). nc: the number
+// of time chunks the d_A partials are split into (1 for SCAN_MAIN). The d_B
+// and d_C partials are per group of NB row blocks (SCAN_CBACK walks NB blocks
+// in one workgroup; 1 for SCAN_MAIN).
+layout(constant_id = 6) const uint NB = 1;
+
 struct ScanParts {
     uint n_wg, n_rows_all, b, c, dt, a, s;
 };
 
-ScanParts scan_parts() {
+ScanParts scan_parts(uint nc) {
     ScanParts q;
     const uint rpg = (p.nh / p.ng) * p.hd;
-    q.n_wg = ((rpg + RB - 1) / RB) * p.ng * p.nq;
+    q.n_wg = ((rpg + RB * NB - 1) / (RB * NB)) * p.ng * p.nq;
     q.n_rows_all = p.nh * p.hd;
     q.b = 0;                                            // [w][t][n]
     q.c = q.n_wg * p.nt * p.ds;                         // [w][t][n]
     q.dt = 2 * q.n_wg * p.nt * p.ds;                    // [q][row][t]
-    q.a = q.dt + p.nq * q.n_rows_all * p.nt;            // [q][row] or [q][row][n] (Mamba-1)
-    q.s = q.a + p.nq * q.n_rows_all * (MAMBA1 != 0 ? p.ds : 1);  // [q][row][n]
+    q.a = q.dt + p.nq * q.n_rows_all * p.nt;            // [q][chunk][row] or [q][chunk][row][n] (Mamba-1)
+    q.s = q.a + p.nq * nc * q.n_rows_all * (MAMBA1 != 0 ? p.ds : 1);  // [q][row][n]
     return q;
 }
 
@@ -70,7 +85,7 @@ void main() {
     ScanWg wg;
     if (!scan_wg(wg))
         return;
-    const ScanParts parts = scan_parts();
+    const ScanParts parts = scan_parts(1);
     const uint lid = gl_LocalInvocationIndex;
     const uint ne = wg.n_rows * p.ds, rbds = RB * p.ds;
     const uint n_chunks = (p.nt + CT - 1) / CT;
@@ -217,12 +232,420 @@ void main() {
             pt_data[p.off_pt + parts.a + rbase + r] = sh[SH_ACCA + r];
 }
 
+#elif defined(SCAN_CSUM) || defined(SCAN_CARRY) || defined(SCAN_CBACK)
+
+// ---- The chunked path: parallel over time --------------------------------
+// Every (row, n) element is a scalar linear recurrence s_t = a_t s_{t-1} + b_t
+// and lambda_t = a_{t+1} lambda_{t+1} + c_t (b_t = B x dt', c_t = g_y C).
+// Time is cut into chunks of CT tokens; for chunk [t0, t1):
+//   s_{t1-1} = P s_{t0-1} + E,   P = prod_{t0..t1-1} a,   E = the chunk's scan from 0;
+//   lambda_{t0} = Q lambda_{t1} + F,  Q = prod_{t0+1..t1} a,  F = its backward scan from 0
+// (a_{n_tok} = 1 and lambda_{n_tok} = g_S close the last chunk).
+//   SCAN_CSUM  one workgroup per (row block, group, sequence, chunk): E, P, F, Q.
+//   SCAN_CARRY one invocation per element: a short walk over the chunks that
+//              turns E into the state entering each chunk and F into lambda
+//              leaving it; writes the d_s partial a_0 lambda_0.
+//   SCAN_CBACK one workgroup per (row block, group, sequence, chunk): replays
+//              the chunk's states from its entry state, walks it backwards
+//              with its exit lambda, and forms every gradient term.
+// Scratch (st): E and F [q][chunk][row][n], P and Q the same (Mamba-1) or
+// [q][chunk][row] (Mamba-2: a depends on the row only). Memory grows with
+// the number of chunks; the replayed states of a chunk never leave the
+// invocation (a checkpoint every KS tokens, then KS states in registers).
+// Work split in CSUM/CBACK: invocation (ri, ni) owns state n = ni and the RS
+// rows ri*RS + i of the block (NTN = d_state invocations along n, WG / NTN
+// along rows, RB = RS * WG / NTN). Per token, the sums over n (per row) and
+// over the block's rows (per n) go through shared memory in a fixed order:
+// row partials with an odd pitch (RP = NTN + 1) summed by strided segments,
+// so that no two invocations of a round share a bank; two buffers alternate
+// by token so one barrier separates the writes and the segment sums and one
+// the segment sums and the row totals.
+layout(constant_id = 5) const uint NTN = 1;
+#define RS 8u     // rows per invocation
+#define KS 4u     // tokens per staged sub-chunk (replayed states in registers)
+#define CKMAX 32u // sub-chunk checkpoints per chunk: CT <= KS * CKMAX
+
+uint scan_nc() {
+    return (p.nt + CT - 1) / CT;
+}
+
+// Floats of E (and F), and of P (and Q).
+uint scan_m() {
+    return p.nq * scan_nc() * p.nh * p.hd * p.ds;
+}
+uint scan_mp() {
+    return p.nq * scan_nc() * p.nh * p.hd * (MAMBA1 != 0 ? p.ds : 1u);
+}
+
+float scan_A(uint row, uint n) {
+    return MAMBA1 != 0 ? A_data[p.off_A + n + row * p.A_h] : A_data[p.off_A + (row / p.hd) * p.A_h];
+}
+
+#if defined(SCAN_CARRY)
+
+void main() {
+    const uint e = vkg_group_linear() * WG + gl_LocalInvocationIndex;
+    const uint rows_all = p.nh * p.hd, nc = scan_nc(), m = scan_m(), mp = scan_mp();
+    if (e >= p.nq * rows_all * p.ds)
+        return;
+    const uint n = e % p.ds, row = (e / p.ds) % rows_all, q = e / (p.ds * rows_all);
+    const uint h = row / p.hd, pp = row % p.hd;
+    const uint slot = uint(ids_data[p.off_ids + q]);
+    const uint st_e = p.off_st, st_f = st_e + m, st_p = st_e + 2 * m, st_q = st_p + mp;
+    float s = s_data[p.off_s + n + pp * p.s_p + h * p.s_h + slot * p.s_slot];
+    for (uint c = 0; c < nc; c++) {
+        const uint r = (q * nc + c) * rows_all + row, i = r * p.ds + n;
+        const float ev = st_data[st_e + i];
+        st_data[st_e + i] = s; // the state entering chunk c
+        s = fma(st_data[st_p + (MAMBA1 != 0 ? i : r)], s, ev);
+    }
+    float lam = g_data[p.off_g + rows_all * p.nt * p.nq + (q * rows_all + row) * p.ds + n];
+    for (uint c = nc; c-- > 0;) {
+        const uint r = (q * nc + c) * rows_all + row, i = r * p.ds + n;
+        const float fv = st_data[st_f + i];
+        st_data[st_f + i] = lam; // lambda just after chunk c
+        lam = fma(st_data[st_q + (MAMBA1 != 0 ? i : r)], lam, fv);
+    }
+    const float a0 = exp(scan_softplus(dt_data[p.off_dt + h + q * p.dt_q]) * scan_A(row, n));
+    const ScanParts parts = scan_parts(nc);
+    pt_data[p.off_pt + parts.s + (q * rows_all + row) * p.ds + n] = a0 * lam;
+}
+
+#else // SCAN_CSUM, SCAN_CBACK
+
+// Shared layout (floats): the staged sub-chunk [KS][RB] x (x, dt', a, g_y)
+// and [KS][d_state] x (B, C); then (CBACK) two buffers of per-token sums and
+// the d_A sums of the rows.
+#define RP (NTN + 1u)
+#define S_X (0u)
+#define S_DT (KS * RB)
+#define S_A (2u * KS * RB)
+#define S_G (3u * KS * RB)
+#define S_B (4u * KS * RB)
+#define S_C (4u * KS * RB + KS * p.ds)
+#define S_RED (4u * KS * RB + 2u * KS * p.ds)
+#define RED_SIZE (2u * RB * RP + 2u * (WG / NTN) * p.ds)
+#define S_R1(b) (S_RED + (b) * RED_SIZE)
+#define S_R2(b) (S_R1(b) + RB * RP)
+#define S_R3(b) (S_R2(b) + RB * RP)
+#define S_R4(b) (S_R3(b) + (WG / NTN) * p.ds)
+#define S_ACCA (S_RED + 2u * RED_SIZE)
+
+struct ChunkWg {
+    uint bg, g, q, c, w; // w: the (block group, group, sequence) index of the d_B/d_C partials
+    uint blk, row0, n_rows, t0, t1;
+};
+
+// Blocks per workgroup: CSUM takes one, CBACK NB (partials summed in place).
+#if defined(SCAN_CBACK)
+#define NBW NB
+#else
+#define NBW 1u
+#endif
+
+bool chunk_wg(out ChunkWg cw) {
+    const uint rpg = (p.nh / p.ng) * p.hd, n_blk = (rpg + RB - 1) / RB;
+    const uint n_bg = (n_blk + NBW - 1) / NBW, nc = scan_nc();
+    const uint id = vkg_group_linear();
+    if (id >= n_bg * p.ng * p.nq * nc)
+        return false;
+    cw.c = id % nc;
+    cw.w = id / nc;
+    cw.bg = cw.w % n_bg;
+    cw.g = (cw.w / n_bg) % p.ng;
+    cw.q = cw.w / (n_bg * p.ng);
+    cw.t0 = cw.c * CT;
+    cw.t1 = min(p.nt, cw.t0 + CT);
+    return true;
+}
+
+// Select block bi of the workgroup's group; false past the last block.
+bool chunk_block(inout ChunkWg cw, uint bi) {
+    const uint rpg = (p.nh / p.ng) * p.hd, n_blk = (rpg + RB - 1) / RB;
+    cw.blk = cw.bg * NBW + bi;
+    if (cw.blk >= n_blk)
+        return false;
+    cw.row0 = cw.g * rpg + cw.blk * RB;
+    cw.n_rows = min(RB, rpg - cw.blk * RB);
+    return true;
+}
+
+// Stage tokens [tk, min(tk + KS, t1)); rows and tokens outside are zeros
+// (their decay 1), so they add nothing to any sum.
+void chunk_stage(ChunkWg cw, uint tk) {
+    const uint rows_all = p.nh * p.hd;
+    for (uint i = gl_LocalInvocationIndex; i < KS * RB; i += WG) {
+        const uint j = i / RB, r = i % RB, t = tk + j;
+        float x = 0.0, dtp = 0.0, a = 1.0, gy = 0.0;
+        if (t < cw.t1 && r < cw.n_rows) {
+            const uint row = cw.row0 + r, h = row / p.hd, pp = row % p.hd;
+            dtp = scan_softplus(dt_data[p.off_dt + h + t * p.dt_t + cw.q * p.dt_q]);
+            x = x_data[p.off_x + pp + h * p.x_h + t * p.x_t + cw.q * p.x_q];
+            gy = g_data[p.off_g + row + rows_all * (t + p.nt * cw.q)];
+            if (MAMBA1 == 0)
+                a = exp(dtp * A_data[p.off_A + h * p.A_h]);
+        }
+        sh[S_X + i] = x;
+        sh[S_DT + i] = dtp;
+        sh[S_A + i] = a;
+        sh[S_G + i] = gy;
+    }
+    for (uint i = gl_LocalInvocationIndex; i < KS * p.ds; i += WG) {
+        const uint j = i / p.ds, n = i % p.ds, t = tk + j;
+        float b = 0.0, c = 0.0;
+        if (t < cw.t1) {
+            b = B_data[p.off_B + n + cw.g * p.B_g + t * p.B_t + cw.q * p.B_q];
+            c = C_data[p.off_C + n + cw.g * p.C_g + t * p.C_t + cw.q * p.C_q];
+        }
+        sh[S_B + i] = b;
+        sh[S_C + i] = c;
+    }
+}
+
+// a_t of the invocation's element (sub-chunk slot j, local row r).
+float chunk_decay(uint j, uint r, float A_e) {
+    return MAMBA1 != 0 ? exp(sh[S_DT + j * RB + r] * A_e) : sh[S_A + j * RB + r];
+}
+
+// s_t from s_{t-1} for slot j, local row r, state n.
+float chunk_step(uint j, uint r, uint n, float A_e, float s) {
+    const uint k = j * RB + r;
+    return fma(chunk_decay(j, r, A_e), s, sh[S_B + j * p.ds + n] * (sh[S_X + k] * sh[S_DT + k]));
+}
+
+void main() {
+    ChunkWg cw;
+    if (!chunk_wg(cw))
+        return;
+    for (uint bi = 0; bi < NBW; bi++) { // workgroup-uniform
+    if (!chunk_block(cw, bi))
+        break;
+    const uint lid = gl_LocalInvocationIndex, n = lid % NTN, ri = lid / NTN;
+    const uint rows_all = p.nh * p.hd, nc = scan_nc(), m = scan_m(), mp = scan_mp();
+    const uint nk = (cw.t1 - cw.t0 + KS - 1) / KS;
+    const uint st_e = p.off_st, st_f = st_e + m, st_p = st_e + 2 * m, st_q = st_p + mp;
+    const uint rbase = (cw.q * nc + cw.c) * rows_all + cw.row0; // [q][chunk][row] of local row 0
+
+    // Per element: A, and a_{t1} (1 past the end), which carries lambda_{t1}.
+    float A_e[RS], an[RS], s[RS], lam[RS];
+    [[unroll]] for (uint i = 0; i < RS; i++) {
+        const uint row = cw.row0 + min(ri * RS + i, cw.n_rows - 1);
+        A_e[i] = scan_A(row, n);
+        an[i] = 1.0;
+        if (cw.t1 < p.nt) {
+            const float dt1 = dt_data[p.off_dt + row / p.hd + cw.t1 * p.dt_t + cw.q * p.dt_q];
+            an[i] = exp(scan_softplus(dt1) * A_e[i]);
+        }
+    }
+
+#if defined(SCAN_CSUM)
+    float P[RS], Q[RS];
+    [[unroll]] for (uint i = 0; i < RS; i++) {
+        s[i] = 0.0;
+        P[i] = 1.0;
+        lam[i] = 0.0;
+        Q[i] = 1.0;
+    }
+    for (uint k = 0; k < nk; k++) {
+        barrier();
+        chunk_stage(cw, cw.t0 + k * KS);
+        barrier();
+        const uint len = min(KS, cw.t1 - cw.t0 - k * KS);
+        [[unroll]] for (uint j = 0; j < KS; j++)
+            if (j < len)
+                [[unroll]] for (uint i = 0; i < RS; i++) {
+                    const uint r = ri * RS + i;
+                    P[i] *= chunk_decay(j, r, A_e[i]);
+                    s[i] = chunk_step(j, r, n, A_e[i], s[i]);
+                }
+    }
+    for (uint k = nk; k-- > 0;) {
+        if (k + 1 < nk) { // the last sub-chunk is still staged
+            barrier();
+            chunk_stage(cw, cw.t0 + k * KS);
+            barrier();
+        }
+        const uint len = min(KS, cw.t1 - cw.t0 - k * KS);
+        [[unroll]] for (uint jj = 0; jj < KS; jj++) {
+            const uint j = KS - 1u - jj;
+            if (j < len) {
+                const float cn = sh[S_C + j * p.ds + n];
+                [[unroll]] for (uint i = 0; i < RS; i++) {
+                    const uint r = ri * RS + i;
+                    lam[i] = fma(an[i], lam[i], sh[S_G + j * RB + r] * cn);
+                    Q[i] *= an[i];
+                    an[i] = chunk_decay(j, r, A_e[i]);
+                }
+            }
+        }
+    }
+    [[unroll]] for (uint i = 0; i < RS; i++) {
+        const uint r = ri * RS + i;
+        if (r < cw.n_rows) {
+            st_data[st_e + (rbase + r) * p.ds + n] = s[i];
+            st_data[st_f + (rbase + r) * p.ds + n] = lam[i];
+            if (MAMBA1 != 0) {
+                st_data[st_p + (rbase + r) * p.ds + n] = P[i];
+                st_data[st_q + (rbase + r) * p.ds + n] = Q[i];
+            } else if (n == 0) {
+                st_data[st_p + rbase + r] = P[i];
+                st_data[st_q + rbase + r] = Q[i];
+            }
+        }
+    }
+#else // SCAN_CBACK
+    const ScanParts parts = scan_parts(nc);
+    const uint ntr = WG / NTN;
+    const uint nseg = clamp(WG / RB, 1u, NTN);
+    float ck[CKMAX * RS], hist[KS * RS], s0[RS], dA[RS];
+    [[unroll]] for (uint i = 0; i < RS; i++) {
+        const uint r = ri * RS + i;
+        const bool ok = r < cw.n_rows;
+        s[i] = ok ? st_data[st_e + (rbase + r) * p.ds + n] : 0.0;   // s_{t0-1}
+        lam[i] = ok ? st_data[st_f + (rbase + r) * p.ds + n] : 0.0; // lambda_{t1}
+        dA[i] = 0.0;
+    }
+    for (uint r = lid; r < RB; r += WG)
+        sh[S_ACCA + r] = 0.0;
+
+    // Forward over the chunk, keeping the state entering every sub-chunk.
+    for (uint k = 0; k < nk; k++) {
+        [[unroll]] for (uint i = 0; i < RS; i++)
+            ck[k * RS + i] = s[i];
+        barrier();
+        chunk_stage(cw, cw.t0 + k * KS);
+        barrier();
+        const uint len = min(KS, cw.t1 - cw.t0 - k * KS);
+        [[unroll]] for (uint j = 0; j < KS; j++)
+            if (j < len)
+                [[unroll]] for (uint i = 0; i < RS; i++)
+                    s[i] = chunk_step(j, ri * RS + i, n, A_e[i], s[i]);
+    }
+
+    // Backward, one sub-chunk at a time: replay its KS states, then walk down.
+    for (uint k = nk; k-- > 0;) {
+        const uint tk = cw.t0 + k * KS, len = min(KS, cw.t1 - tk);
+        if (k + 1 < nk) {
+            barrier();
+            chunk_stage(cw, tk);
+            barrier();
+        }
+        [[unroll]] for (uint i = 0; i < RS; i++) {
+            s0[i] = ck[k * RS + i];
+            s[i] = s0[i];
+        }
+        [[unroll]] for (uint j = 0; j < KS; j++)
+            if (j < len)
+                [[unroll]] for (uint i = 0; i < RS; i++) {
+                    s[i] = chunk_step(j, ri * RS + i, n, A_e[i], s[i]);
+                    hist[j * RS + i] = s[i];
+                }
+        [[unroll]] for (uint jj = 0; jj < KS; jj++) {
+            const uint j = KS - 1u - jj;
+            if (j < len) {
+                const uint t = tk + j, b = t & 1u;
+                const float bn = sh[S_B + j * p.ds + n], cn = sh[S_C + j * p.ds + n];
+                float u3 = 0.0, u4 = 0.0;
+                [[unroll]] for (uint i = 0; i < RS; i++) {
+                    const uint r = ri * RS + i, kr = j * RB + r;
+                    const float s_prev = j > 0 ? hist[(j - 1) * RS + i] : s0[i];
+                    const float gy = sh[S_G + kr], dtp = sh[S_DT + kr];
+                    const float a = chunk_decay(j, r, A_e[i]);
+                    lam[i] = fma(an[i], lam[i], gy * cn);
+                    const float ls = lam[i] * s_prev;
+                    sh[S_R1(b) + r * RP + n] = lam[i] * bn;
+                    if (MAMBA1 != 0) {
+                        sh[S_R2(b) + r * RP + n] = ls * a * A_e[i]; // da_{t,n} a_{t,n} A_{n,h}
+                        dA[i] = fma(ls * a, dtp, dA[i]);
+                    } else {
+                        sh[S_R2(b) + r * RP + n] = ls;
+                    }
+                    u3 = fma(lam[i], sh[S_X + kr] * dtp, u3);
+                    u4 = fma(gy, hist[j * RS + i], u4);
+                    an[i] = a;
+                }
+                sh[S_R3(b) + ri * p.ds + n] = u3;
+                sh[S_R4(b) + ri * p.ds + n] = u4;
+                barrier();
+                // Row sums over n by strided segments (segment sg: n = sg,
+                // sg + nseg, ...); the block's sums over rows per n.
+                for (uint it = lid; it < RB * nseg + p.ds; it += WG) {
+                    if (it < RB * nseg) {
+                        const uint r = it / nseg, sg = it % nseg;
+                        if (r < cw.n_rows) {
+                            const uint base = r * RP;
+                            float s1 = 0.0, s2 = 0.0;
+                            for (uint nn = sg; nn < NTN; nn += nseg) {
+                                s1 += sh[S_R1(b) + base + nn];
+                                s2 += sh[S_R2(b) + base + nn];
+                            }
+                            sh[S_R1(b) + base + sg] = s1; // only this invocation read these
+                            sh[S_R2(b) + base + sg] = s2;
+                        }
+                    } else {
+                        const uint nn = it - RB * nseg;
+                        float sb = 0.0, sc = 0.0;
+                        for (uint rr = 0; rr < ntr; rr++) {
+                            sb += sh[S_R3(b) + rr * p.ds + nn];
+                            sc += sh[S_R4(b) + rr * p.ds + nn];
+                        }
+                        // The same invocation owns (t, n) in every block of
+                        // the group: it adds onto its own earlier partial.
+                        const uint pi = p.off_pt + (cw.w * p.nt + t) * p.ds + nn;
+                        if (bi > 0) {
+                            sb = pt_data[parts.b + pi] + sb;
+                            sc = pt_data[parts.c + pi] + sc;
+                        }
+                        pt_data[parts.b + pi] = sb;
+                        pt_data[parts.c + pi] = sc;
+                    }
+                }
+                barrier();
+                for (uint r = lid; r < cw.n_rows; r += WG) {
+                    const uint row = cw.row0 + r, kr = j * RB + r, base = r * RP;
+                    float s1 = 0.0, s2 = 0.0;
+                    for (uint sg = 0; sg < nseg; sg++) {
+                        s1 += sh[S_R1(b) + base + sg];
+                        s2 += sh[S_R2(b) + base + sg];
+                    }
+                    const float dtp = sh[S_DT + kr], xv = sh[S_X + kr];
+                    d_data[p.off_d + row + rows_all * (t + p.nt * cw.q)] = dtp * s1; // d_x
+                    float ddtp;
+                    if (MAMBA1 != 0) {
+                        ddtp = s2 + xv * s1;
+                    } else {
+                        const float a = sh[S_A + kr], A_h = A_data[p.off_A + (row / p.hd) * p.A_h];
+                        ddtp = s2 * a * A_h + xv * s1;
+                        sh[S_ACCA + r] += s2 * a * dtp;
+                    }
+                    pt_data[p.off_pt + parts.dt + (cw.q * rows_all + row) * p.nt + t] = ddtp;
+                }
+                // No barrier here: the next token writes the other buffer, and
+                // the next sub-chunk's staging is preceded by one.
+            }
+        }
+    }
+    // d_A partials of this chunk.
+    if (MAMBA1 != 0) {
+        [[unroll]] for (uint i = 0; i < RS; i++)
+            if (ri * RS + i < cw.n_rows)
+                pt_data[p.off_pt + parts.a + (rbase + ri * RS + i) * p.ds + n] = dA[i];
+    } else {
+        for (uint r = lid; r < cw.n_rows; r += WG)
+            pt_data[p.off_pt + parts.a + rbase + r] = sh[S_ACCA + r];
+    }
+#endif
+    } // blocks
+}
+#endif // SCAN_CSUM, SCAN_CBACK
+
 #elif defined(SCAN_REDUCE)
 
 void main() {
-    const ScanParts parts = scan_parts();
+    const uint nc = p.n_ck; // time chunks of the d_A partials
+    const ScanParts parts = scan_parts(nc);
     const uint e = vkg_group_linear() * WG + gl_LocalInvocationIndex;
-    const uint rpg = (p.nh / p.ng) * p.hd, n_blk = (rpg + RB - 1) / RB;
+    const uint rpg = (p.nh / p.ng) * p.hd, n_blk = (rpg + RB * NB - 1) / (RB * NB);
     const uint n_s = p.ds * parts.n_rows_all * p.n_slots;
     const uint n_x = parts.n_rows_all * p.nt * p.nq;
     const uint n_dt = p.nh * p.nt * p.nq;
@@ -256,12 +679,12 @@ void main() {
         float acc = 0.0;
         if (MAMBA1 != 0) {
             const uint n = i % p.ds, h = i / p.ds;
-            for (uint q = 0; q < p.nq; q++)
-                acc += pt_data[pt + parts.a + (q * parts.n_rows_all + h) * p.ds + n];
+            for (uint qc = 0; qc < p.nq * nc; qc++)
+                acc += pt_data[pt + parts.a + (qc * parts.n_rows_all + h) * p.ds + n];
         } else {
-            for (uint q = 0; q < p.nq; q++)
+            for (uint qc = 0; qc < p.nq * nc; qc++)
                 for (uint pp = 0; pp < p.hd; pp++)
-                    acc += pt_data[pt + parts.a + q * parts.n_rows_all + i * p.hd + pp];
+                    acc += pt_data[pt + parts.a + qc * parts.n_rows_all + i * p.hd + pp];
         }
         d_data[out_base + i] = acc;
         return;
@@ -284,5 +707,5 @@ void main() {
 }
 
 #else
-#error define SCAN_MAIN or SCAN_REDUCE
+#error define SCAN_MAIN, SCAN_CSUM, SCAN_CARRY, SCAN_CBACK or SCAN_REDUCE
 #endif

@@ -30,7 +30,7 @@ layout(constant_id = 4) const uint MAMBA1 = 0;
 layout(push_constant) uniform Push {
     uint ds, hd, nh, ng, nt, nq, n_slots, off_dt;
     uint off_ids, off_d, off_pt, dt_t;
-    uint dt_q, pad0, pad1, pad2;
+    uint dt_q, n_ck, pad1, pad2;                 // n_ck: time chunks of the d_A partials
 } p;
 #else
 // Mirrored by struct vkg_scan_push in ops/ssm_scan.c. Unit stride is
