@@ -63,6 +63,7 @@ static int sweep_full(struct vkg_perf_shape *s, int max) {
     ADD(vkg_perf_scan1(16, 1024, 64, 1));
     ADD(vkg_perf_scan1(16, 4096, 1024, 1));
     ADD(vkg_perf_scan1(16, 4096, 4096, 1));
+    ADD(vkg_perf_scan1(16, 1536, 4096, 1)); /* a Mamba-1 layer (d_inner 1536) */
     return n;
 }
 
