@@ -148,6 +148,13 @@ static const struct sweep_row rows[] = {
      0},
     {"ssm_scan_back", "mamba1",
      SETS("d_state=16.head_dim=1.n_head=1536.n_group=1.n_tok=64.n_seqs=1.n_slots=0"), 1},
+    /* d_state past the chunked backward's limit on every device seen (182 at
+     * 32 KiB, 256 at 48 KiB of shared memory), with a long sequence: the
+     * row-block walk, which once stopped short on llvmpipe (its loop limit) */
+    {"ssm_scan_back", "mamba2",
+     SETS("d_state=300.head_dim=3.n_head=2.n_group=2.n_tok=600.n_seqs=2.n_slots=3"), 0},
+    {"ssm_scan_back", "mamba1",
+     SETS("d_state=300.head_dim=1.n_head=2.n_group=1.n_tok=600.n_seqs=1.n_slots=0"), 0},
     /* training graphs: a small one each, and the demo's shapes */
     {"train_dense", NULL, SETS("n_in=9.n_out=5.batch=3", "n_in=512.n_out=256.batch=64"), 0},
     {"train_xent", NULL, SETS("nc=10.rows=6", "nc=256.rows=512"), 0},

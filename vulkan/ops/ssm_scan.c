@@ -13,6 +13,11 @@
  * => d_state <= (maxComputeSharedMemorySize/4 - 7) / 4 (forward) or / 9
  * (backward): 2046 / 909 at 32 KiB, 3070 / 1364 at 48 KiB. Past it the node
  * is refused naming "shared memory" (the limit the conformance tables expect).
+ * The backward's row-block walks are recorded as several dispatches of a
+ * window of chunks each, sized so that one invocation never loops more than
+ * SCAN_LOOP_BUDGET times: llvmpipe silently ends every loop of a shader past
+ * 65535 iterations in total, which cut long sequences short (unwritten d_x,
+ * wrong d_s) when the whole walk was one dispatch.
  *
  * Backward, chunked path (parallel over time; taken whenever it fits, which
  * on the devices seen so far is every d_state <= 182 on 32 KiB and <= 256 on
@@ -80,6 +85,11 @@ enum {
     SCAN_WG_MAX = 256, /* invocations per workgroup */
     SCAN_RB_MAX = 128, /* rows per workgroup */
     SCAN_CT = 64,      /* tokens per checkpoint chunk */
+    /* Loop iterations one invocation of a row-block backward dispatch may
+     * run: llvmpipe ends every loop of a shader once their iterations add
+     * up to 65535 (a silent truncation); half of that leaves room for the
+     * compiler's restructuring of the loops counted by scan_row_iters. */
+    SCAN_LOOP_BUDGET = 32768,
     SCAN_REDUCE_WG = 256,
     /* chunked backward; RS, KS and CKMAX mirror shaders/ssm_scan_back.comp */
     SCAN_RS = 8,          /* rows per invocation */
@@ -103,6 +113,7 @@ struct scan_cplan {
 struct scan_plan {
     struct vkg_scan_dims d;
     uint32_t wg, rb, ct, sh; /* specialization constants */
+    uint32_t kw_fwd, kw_back; /* row-block backward: chunks per dispatch, each walk */
     uint64_t n_wg, st_floats, pt_floats;
 };
 
@@ -114,6 +125,33 @@ static uint64_t scan_e_arrays(bool back) {
 static uint64_t scan_max_d_state(uint32_t shared_bytes, bool back) {
     const uint64_t f = shared_bytes / sizeof(float);
     return f > 7 ? (f - 7) / (scan_e_arrays(back) + 2) : 0;
+}
+
+static uint64_t cdiv(uint64_t a, uint64_t b) {
+    return (a + b - 1) / b;
+}
+
+/* Upper bounds of the loop iterations one invocation of SCAN_MAIN runs per
+ * token: fwd for the forward walk, back for the replay plus the backward
+ * step (counted from the loops of shaders/ssm_scan_back.comp; each loop's
+ * rounds are ceil(count / wg)), and fixed for the per-window set-up. */
+struct scan_iters {
+    uint64_t fwd, back, fixed;
+};
+
+static struct scan_iters scan_row_iters(uint64_t wg, uint64_t rb, uint64_t ds) {
+    const uint64_t ne = rb * ds, nseg = wg / rb < 1 ? 1 : (wg / rb > ds ? ds : wg / rb);
+    const uint64_t seg_len = cdiv(ds, nseg);
+    const uint64_t stage = cdiv(rb, wg) + cdiv(ds, wg);
+    const uint64_t inner = seg_len > rb ? seg_len : rb;
+    struct scan_iters it;
+    it.fwd = 1 + 2 * cdiv(ne, wg) + stage;
+    it.back = (1 + stage + 2 * cdiv(ne, wg))                   /* replay, and its checkpoint */
+              + (1 + stage + cdiv(rb, wg) + cdiv(ne, wg))      /* staging, lambda step */
+              + cdiv(rb * nseg + ds, wg) * (1 + inner)         /* segment and row sums */
+              + cdiv(rb, wg) * (1 + cdiv(ds, seg_len));        /* row totals */
+    it.fixed = 8 + 6 * cdiv(ne, wg);
+    return it;
 }
 
 static uint32_t pow2_floor(uint32_t v) {
@@ -156,12 +194,30 @@ static bool scan_plan_make(const struct vkg_vk_device *dev, const struct vkg_ten
     pl->rb = (uint32_t)rb;
     pl->sh = (uint32_t)((7 + e * d->d_state) * rb + 2 * d->d_state);
     pl->ct = d->n_tok < SCAN_CT ? (uint32_t)d->n_tok : SCAN_CT;
+    if (pl->ct < 1) pl->ct = 1;
+    pl->kw_fwd = pl->kw_back = 1;
+    if (back) {
+        /* Chunks short enough that one fits a window, windows as long as
+         * the loop budget allows. */
+        const struct scan_iters it = scan_row_iters(pl->wg, rb, (uint64_t)d->d_state);
+        const uint64_t room = SCAN_LOOP_BUDGET - it.fixed; /* it.fixed is far below */
+        if ((uint64_t)pl->ct * it.back > room) pl->ct = (uint32_t)(room / it.back);
+        if (pl->ct < 1) pl->ct = 1;
+        const uint64_t nc = cdiv((uint64_t)d->n_tok, pl->ct);
+        uint64_t kf = room / (pl->ct * it.fwd), kb = room / (pl->ct * it.back);
+        kf = kf < 1 ? 1 : (kf > nc ? nc : kf);
+        kb = kb < 1 ? 1 : (kb > nc ? nc : kb);
+        pl->kw_fwd = (uint32_t)kf;
+        pl->kw_back = (uint32_t)kb;
+    }
 
     const uint64_t n_blk = (rpg + rb - 1) / rb;
     pl->n_wg = n_blk * d->n_group * d->n_seqs;
     const uint64_t rows = (uint64_t)d->n_head * d->head_dim;
     const uint64_t n_chunks = ((uint64_t)d->n_tok + pl->ct - 1) / pl->ct;
-    pl->st_floats = pl->n_wg * (n_chunks + pl->ct) * rb * d->d_state;
+    /* Per workgroup: checkpoints, replayed chunk, carried lambda and d_A
+     * sums (per element, per row), the next chunk (see the shader). */
+    pl->st_floats = pl->n_wg * ((n_chunks + pl->ct + 2) * rb * d->d_state + rb + 1);
     pl->pt_floats = 2 * pl->n_wg * d->n_tok * d->d_state + d->n_seqs * rows * d->n_tok +
                     d->n_seqs * rows * (d->mamba1 ? d->d_state : 1) + d->n_seqs * rows * d->d_state;
     if (back) {
@@ -364,7 +420,24 @@ static enum vkg_status scan_encode(struct vkg_vk_encoder *enc, const struct vkg_
         n_ck = (uint32_t)cp.nc;
         nb = cp.nb;
     } else {
-        st = vkg_vk_dispatch(enc, &k_back_main, spec, 5, t, 11, &p, gx, gy, 1);
+        /* Windows of kw chunks (PHASE: 0/1 forward first/later, 2/3
+         * backward first/later; spec ids 5 KW, 6 NB, 7 PHASE). */
+        const uint64_t n_chunks = ((uint64_t)pl.d.n_tok + pl.ct - 1) / pl.ct;
+        uint32_t mspec[8] = {pl.wg, pl.sh, pl.rb, pl.ct, pl.d.mamba1 ? 1u : 0u, pl.kw_fwd, 1, 0};
+        for (uint64_t c = 0; c < n_chunks && st == VKG_STATUS_OK; c += pl.kw_fwd) {
+            mspec[7] = c == 0 ? 0 : 1;
+            st = vkg_vk_dispatch(enc, &k_back_main, mspec, 8, t, 11, &p, gx, gy, 1);
+            vkg_vk_barrier(enc);
+        }
+        mspec[5] = pl.kw_back;
+        uint64_t c = n_chunks;
+        do {
+            mspec[7] = c == n_chunks ? 2 : 3;
+            if (st == VKG_STATUS_OK)
+                st = vkg_vk_dispatch(enc, &k_back_main, mspec, 8, t, 11, &p, gx, gy, 1);
+            c = c > pl.kw_back ? c - pl.kw_back : 0;
+            if (c > 0) vkg_vk_barrier(enc);
+        } while (c > 0);
     }
     if (st != VKG_STATUS_OK) return st;
     vkg_vk_barrier(enc);

@@ -19,6 +19,8 @@
 //      (r, n) updates lambda and forms the products; then one invocation per
 //      row sums over n (d_x, and d(dt') / d_A terms) and one per state n sums
 //      over the block's rows (d_B, d_C), each in a fixed order.
+//   Both walks are cut into windows of KW chunks, one dispatch each (see
+//   KW below): a single invocation never loops more than a bounded count.
 // Both: d_x is final; everything summed across workgroups (d_B, d_C over row
 //   blocks; d_dt over channels; d_A over channels, chunks and sequences; d_s
 //   over the sequences sharing a slot) goes to partials in scratch.
@@ -81,6 +83,17 @@ void scan_stage_back(ScanWg wg, uint t, uint n_rows_all) {
     }
 }
 
+// Windows: the host splits the walks into dispatches of KW chunks each, so
+// that no invocation runs more than a bounded number of loop iterations
+// (some drivers end every loop of a shader past a fixed total, 65535 on
+// llvmpipe, silently truncating the walk). PHASE: 0 the first forward
+// window, 1 a later one, 2 the first backward window (the last chunks), 3 a
+// later one. Between windows the workgroup's carried values live in its
+// scratch: the checkpoint of the next chunk (forward); lambda, the Mamba-1
+// d_A sums and the per-row d_A sums (backward); and the next chunk to walk.
+layout(constant_id = 5) const uint KW = 1;
+layout(constant_id = 7) const uint PHASE = 0;
+
 void main() {
     ScanWg wg;
     if (!scan_wg(wg))
@@ -89,38 +102,55 @@ void main() {
     const uint lid = gl_LocalInvocationIndex;
     const uint ne = wg.n_rows * p.ds, rbds = RB * p.ds;
     const uint n_chunks = (p.nt + CT - 1) / CT;
-    const uint st_base = p.off_st + wg.w * (n_chunks + CT) * rbds;
+    const uint st_base = p.off_st + wg.w * ((n_chunks + CT + 2) * rbds + RB + 1);
 #define CKPT(c) (st_base + (c) * rbds)
 #define REPLAY(u) (st_base + (n_chunks + (u)) * rbds)
+    const uint st_lam = st_base + (n_chunks + CT) * rbds, st_aa = st_lam + rbds;
+    const uint st_acca = st_aa + rbds, st_next = st_acca + RB;
     const uint E_S = SH_E(0), E_L = SH_E(1), E_T1 = SH_E(2), E_T2 = SH_E(3), E_T3 = SH_E(4),
                E_T4 = SH_E(5), E_AA = SH_E(6);
     const uint nseg = clamp(WG / RB, 1u, p.ds), seg_len = (p.ds + nseg - 1) / nseg;
+    // Read before the barriers below; written by one invocation after them.
+    const uint next = PHASE == 1 || PHASE == 3 ? floatBitsToUint(st_data[st_next]) : 0u;
 
-    // 1. Forward walk with a checkpoint at the start of every chunk.
-    for (uint e = lid; e < ne; e += WG)
-        sh[E_S + e] = scan_initial(wg, e / p.ds, e % p.ds);
-    for (uint t = 0; t < p.nt; t++) {
-        if (t % CT == 0)
-            for (uint e = lid; e < ne; e += WG)
-                st_data[CKPT(t / CT) + e] = sh[E_S + e];
-        barrier();
-        scan_stage_token(wg, t);
-        barrier();
+    if (PHASE < 2) {
+        // 1. Forward walk over chunks [c0, c1), a checkpoint at the start of
+        // every chunk (the next window's start included).
+        const uint c0 = next, c1 = min(n_chunks, c0 + KW);
         for (uint e = lid; e < ne; e += WG)
-            sh[E_S + e] = scan_step(wg, e / p.ds, e % p.ds, sh[E_S + e]);
+            sh[E_S + e] = PHASE == 0 ? scan_initial(wg, e / p.ds, e % p.ds) : st_data[CKPT(c0) + e];
+        for (uint t = c0 * CT; t < min(p.nt, c1 * CT); t++) {
+            if (t % CT == 0)
+                for (uint e = lid; e < ne; e += WG)
+                    st_data[CKPT(t / CT) + e] = sh[E_S + e];
+            barrier();
+            scan_stage_token(wg, t);
+            barrier();
+            for (uint e = lid; e < ne; e += WG)
+                sh[E_S + e] = scan_step(wg, e / p.ds, e % p.ds, sh[E_S + e]);
+        }
+        if (c1 < n_chunks)
+            for (uint e = lid; e < ne; e += WG)
+                st_data[CKPT(c1) + e] = sh[E_S + e];
+        barrier();
+        if (lid == 0)
+            st_data[st_next] = uintBitsToFloat(c1);
+        return;
     }
 
-    // lambda starts at g_S (the gradient of the final states).
+    // 2. Chunks [c0, c1) from the last: replay, then walk backwards. lambda
+    // starts at g_S (the gradient of the final states).
+    const uint c1 = PHASE == 2 ? n_chunks : next, c0 = c1 > KW ? c1 - KW : 0u;
     const uint gs_base = p.off_g + parts.n_rows_all * p.nt * p.nq;
     for (uint e = lid; e < ne; e += WG) {
-        sh[E_L + e] = g_data[gs_base + (wg.q * parts.n_rows_all + wg.row0) * p.ds + e];
-        sh[E_AA + e] = 0.0;
+        sh[E_L + e] = PHASE == 2 ? g_data[gs_base + (wg.q * parts.n_rows_all + wg.row0) * p.ds + e]
+                                 : st_data[st_lam + e];
+        sh[E_AA + e] = PHASE == 2 ? 0.0 : st_data[st_aa + e];
     }
     for (uint r = lid; r < wg.n_rows; r += WG)
-        sh[SH_ACCA + r] = 0.0;
+        sh[SH_ACCA + r] = PHASE == 2 ? 0.0 : st_data[st_acca + r];
 
-    // 2. Chunks from the last: replay, then walk backwards.
-    for (uint cc = n_chunks; cc-- > 0;) {
+    for (uint cc = c1; cc-- > c0;) {
         const uint t0 = cc * CT, t1 = min(p.nt, t0 + CT);
         for (uint e = lid; e < ne; e += WG)
             sh[E_S + e] = st_data[CKPT(cc) + e];
@@ -218,8 +248,20 @@ void main() {
         }
     }
 
-    // d_s partial a_0 * lambda_0 (token 0 is still staged) and the d_A partials.
     barrier();
+    if (c0 > 0) { // carried to the next window (same element owners)
+        for (uint e = lid; e < ne; e += WG) {
+            st_data[st_lam + e] = sh[E_L + e];
+            st_data[st_aa + e] = sh[E_AA + e];
+        }
+        for (uint r = lid; r < wg.n_rows; r += WG)
+            st_data[st_acca + r] = sh[SH_ACCA + r];
+        if (lid == 0)
+            st_data[st_next] = uintBitsToFloat(c0);
+        return;
+    }
+
+    // d_s partial a_0 * lambda_0 (token 0 is still staged) and the d_A partials.
     const uint rbase = wg.q * parts.n_rows_all + wg.row0;
     for (uint e = lid; e < ne; e += WG) {
         const uint r = e / p.ds, n = e % p.ds;

@@ -10,7 +10,8 @@
 // Nothing depends on the subgroup size; all sums run in a fixed order.
 //
 // Specialization constants: 0 WG (local size), 1 SH (shared floats), 2 RB
-// (rows per workgroup), 3 CT (tokens per checkpoint chunk), 4 MAMBA1.
+// (rows per workgroup), 3 CT (tokens per checkpoint chunk), 4 MAMBA1; the
+// backward kernels add their own from 5 on (ssm_scan_back.comp).
 // ops/ssm_scan.c derives RB and SH from the device's shared memory.
 #ifndef VKG_OPS_SSM_SCAN_GLSL
 #define VKG_OPS_SSM_SCAN_GLSL
