@@ -136,6 +136,12 @@ static const struct sweep_row rows[] = {
      SETS("d_state=16.head_dim=1.n_head=8.n_group=1.n_tok=5.n_seqs=1.n_slots=0",
           "d_state=1.head_dim=1.n_head=3.n_group=1.n_tok=2.n_seqs=2.n_slots=0"),
      0},
+    /* long sequences: the forward walk, which once stopped short on
+     * llvmpipe (its loop limit; from token 472 and 2428 respectively) */
+    {"ssm_scan", "mamba2",
+     SETS("d_state=128.head_dim=1.n_head=1.n_group=1.n_tok=600.n_seqs=1.n_slots=0"), 0},
+    {"ssm_scan", "mamba1",
+     SETS("d_state=16.head_dim=1.n_head=2.n_group=1.n_tok=3000.n_seqs=2.n_slots=3"), 0},
     {"ssm_scan_back", "mamba2",
      SETS("d_state=1.head_dim=1.n_head=1.n_group=1.n_tok=1.n_seqs=1.n_slots=0",
           "d_state=16.head_dim=4.n_head=2.n_group=1.n_tok=5.n_seqs=1.n_slots=0",

@@ -13,11 +13,17 @@
  * => d_state <= (maxComputeSharedMemorySize/4 - 7) / 4 (forward) or / 9
  * (backward): 2046 / 909 at 32 KiB, 3070 / 1364 at 48 KiB. Past it the node
  * is refused naming "shared memory" (the limit the conformance tables expect).
- * The backward's row-block walks are recorded as several dispatches of a
- * window of chunks each, sized so that one invocation never loops more than
- * SCAN_LOOP_BUDGET times: llvmpipe silently ends every loop of a shader past
- * 65535 iterations in total, which cut long sequences short (unwritten d_x,
- * wrong d_s) when the whole walk was one dispatch.
+ * Both serial walks (the forward, and the backward's row-block walks) are
+ * recorded as several dispatches of a window of tokens or chunks each
+ * (scan_windows), sized from an upper bound of the loop rounds per token
+ * (scan_row_iters) so that one invocation never loops more than the
+ * device's budget (scan_loop_budget): llvmpipe silently ends every loop of
+ * a shader past 65535 iterations in total, which cut long sequences short
+ * (y unwritten, wrong final states; unwritten d_x, wrong d_s) when a whole
+ * walk was one dispatch. Between windows a workgroup's carried values stay
+ * in memory (forward: the states in the final-states output, which only
+ * that workgroup touches; backward: its scratch) and the walk's cursor in
+ * its scratch.
  *
  * Backward, chunked path (parallel over time; taken whenever it fits, which
  * on the devices seen so far is every d_state <= 182 on 32 KiB and <= 256 on
@@ -69,7 +75,7 @@ struct vkg_scan_reduce_push {
 _Static_assert(sizeof(struct vkg_scan_reduce_push) == 64, "ops_ssm_scan.glsl reduce push block");
 
 static const struct vkg_vk_kernel k_scan =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan, 8, struct vkg_scan_push);
+    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan, 9, struct vkg_scan_push);
 static const struct vkg_vk_kernel k_back_main =
     VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_main, 11, struct vkg_scan_push);
 static const struct vkg_vk_kernel k_back_csum =
@@ -85,11 +91,17 @@ enum {
     SCAN_WG_MAX = 256, /* invocations per workgroup */
     SCAN_RB_MAX = 128, /* rows per workgroup */
     SCAN_CT = 64,      /* tokens per checkpoint chunk */
-    /* Loop iterations one invocation of a row-block backward dispatch may
-     * run: llvmpipe ends every loop of a shader once their iterations add
-     * up to 65535 (a silent truncation); half of that leaves room for the
-     * compiler's restructuring of the loops counted by scan_row_iters. */
+    /* Loop iterations one invocation of a windowed walk may run per
+     * dispatch. CPU devices: llvmpipe ends every loop of a shader once
+     * their iterations add up to 65535 (a silent truncation); half of that
+     * leaves room for the compiler's restructuring of the loops counted by
+     * scan_row_iters. Other devices: no GPU driver is known to have such a
+     * limit, but none would say so through Vulkan, so their walks are cut
+     * too, at a budget large enough that only very long sequences get more
+     * than one window (a window costs a dispatch and a barrier on the serial
+     * walk) while a dispatch stays far below the watchdogs' seconds. */
     SCAN_LOOP_BUDGET = 32768,
+    SCAN_LOOP_BUDGET_GPU = 1 << 22,
     SCAN_REDUCE_WG = 256,
     /* chunked backward; RS, KS and CKMAX mirror shaders/ssm_scan_back.comp */
     SCAN_RS = 8,          /* rows per invocation */
@@ -114,6 +126,7 @@ struct scan_plan {
     struct vkg_scan_dims d;
     uint32_t wg, rb, ct, sh; /* specialization constants */
     uint32_t kw_fwd, kw_back; /* row-block backward: chunks per dispatch, each walk */
+    uint32_t kw_scan;         /* forward: tokens per dispatch */
     uint64_t n_wg, st_floats, pt_floats;
 };
 
@@ -131,13 +144,31 @@ static uint64_t cdiv(uint64_t a, uint64_t b) {
     return (a + b - 1) / b;
 }
 
-/* Upper bounds of the loop iterations one invocation of SCAN_MAIN runs per
- * token: fwd for the forward walk, back for the replay plus the backward
- * step (counted from the loops of shaders/ssm_scan_back.comp; each loop's
- * rounds are ceil(count / wg)), and fixed for the per-window set-up. */
+/* Upper bounds of the loop iterations one invocation runs per token: for
+ * SCAN_MAIN (shaders/ssm_scan_back.comp) fwd for the forward walk, back for
+ * the replay plus the backward step, fixed for the per-window set-up; for
+ * the forward op (shaders/ssm_scan.comp) scan per token and scan_fixed per
+ * window, there counting each loop's exit test too (llvmpipe counts it:
+ * 138 per token at d_state 128, one row, matches where the single-dispatch
+ * walk stopped). Each loop's rounds are ceil(count / wg). */
 struct scan_iters {
     uint64_t fwd, back, fixed;
+    uint64_t scan, scan_fixed;
 };
+
+static uint64_t scan_loop_budget(const struct vkg_vulkan_device_info *info) {
+    return info->is_cpu ? SCAN_LOOP_BUDGET : SCAN_LOOP_BUDGET_GPU;
+}
+
+/* Units (tokens or chunks) per window of a walk over n_units, each costing
+ * per_unit rounds on top of fixed ones: as many as the budget allows, at
+ * least 1, at most n_units (one window). */
+static uint32_t scan_window_len(uint64_t budget, uint64_t fixed, uint64_t per_unit,
+                                uint64_t n_units) {
+    uint64_t k = budget > fixed ? (budget - fixed) / per_unit : 1;
+    if (k > n_units) k = n_units;
+    return k < 1 ? 1 : (uint32_t)k;
+}
 
 static struct scan_iters scan_row_iters(uint64_t wg, uint64_t rb, uint64_t ds) {
     const uint64_t ne = rb * ds, nseg = wg / rb < 1 ? 1 : (wg / rb > ds ? ds : wg / rb);
@@ -151,6 +182,11 @@ static struct scan_iters scan_row_iters(uint64_t wg, uint64_t rb, uint64_t ds) {
               + cdiv(rb * nseg + ds, wg) * (1 + inner)         /* segment and row sums */
               + cdiv(rb, wg) * (1 + cdiv(ds, seg_len));        /* row totals */
     it.fixed = 8 + 6 * cdiv(ne, wg);
+    /* token loop; staging (rows, states); state update; row sums (rows,
+     * then d_state terms each) */
+    it.scan = 1 + (cdiv(rb, wg) + 1) + (cdiv(ds, wg) + 1) + (cdiv(ne, wg) + 1) +
+              (cdiv(rb, wg) + 1) + cdiv(rb, wg) * (ds + 1);
+    it.scan_fixed = 2 * (cdiv(ne, wg) + 1) + 1;
     return it;
 }
 
@@ -195,20 +231,19 @@ static bool scan_plan_make(const struct vkg_vk_device *dev, const struct vkg_ten
     pl->sh = (uint32_t)((7 + e * d->d_state) * rb + 2 * d->d_state);
     pl->ct = d->n_tok < SCAN_CT ? (uint32_t)d->n_tok : SCAN_CT;
     if (pl->ct < 1) pl->ct = 1;
+    /* Windows as long as the loop budget allows; for the backward, chunks
+     * short enough that one fits a window. */
+    const struct scan_iters it = scan_row_iters(pl->wg, rb, (uint64_t)d->d_state);
+    const uint64_t budget = scan_loop_budget(info);
+    pl->kw_scan = scan_window_len(budget, it.scan_fixed, it.scan, (uint64_t)d->n_tok);
     pl->kw_fwd = pl->kw_back = 1;
     if (back) {
-        /* Chunks short enough that one fits a window, windows as long as
-         * the loop budget allows. */
-        const struct scan_iters it = scan_row_iters(pl->wg, rb, (uint64_t)d->d_state);
-        const uint64_t room = SCAN_LOOP_BUDGET - it.fixed; /* it.fixed is far below */
+        const uint64_t room = budget - it.fixed; /* it.fixed is far below */
         if ((uint64_t)pl->ct * it.back > room) pl->ct = (uint32_t)(room / it.back);
         if (pl->ct < 1) pl->ct = 1;
         const uint64_t nc = cdiv((uint64_t)d->n_tok, pl->ct);
-        uint64_t kf = room / (pl->ct * it.fwd), kb = room / (pl->ct * it.back);
-        kf = kf < 1 ? 1 : (kf > nc ? nc : kf);
-        kb = kb < 1 ? 1 : (kb > nc ? nc : kb);
-        pl->kw_fwd = (uint32_t)kf;
-        pl->kw_back = (uint32_t)kb;
+        pl->kw_fwd = scan_window_len(budget, it.fixed, pl->ct * it.fwd, nc);
+        pl->kw_back = scan_window_len(budget, it.fixed, pl->ct * it.back, nc);
     }
 
     const uint64_t n_blk = (rpg + rb - 1) / rb;
@@ -340,6 +375,28 @@ static enum vkg_status scan_check_ids(const struct vkg_tensor *ids, int64_t n_sl
     return st;
 }
 
+/* Record a walk over n_units as windows of kw units, one dispatch each,
+ * barriers between them: spec[7] (PHASE) is phase0 for the first window
+ * and phase0 + 1 for the later ones, which take over from the cursor and
+ * the carried values the previous one left (see the shaders). At least one
+ * dispatch, even over no units. */
+static enum vkg_status scan_windows(struct vkg_vk_encoder *enc, const struct vkg_vk_kernel *k,
+                                    uint32_t spec[8], uint32_t phase0,
+                                    const struct vkg_tensor *const *t, uint32_t n_t,
+                                    const struct vkg_scan_push *p, uint32_t gx, uint32_t gy,
+                                    uint64_t n_units, uint32_t kw) {
+    spec[5] = kw;
+    enum vkg_status st = VKG_STATUS_OK;
+    uint64_t u = 0;
+    do {
+        spec[7] = u == 0 ? phase0 : phase0 + 1;
+        if (u > 0) vkg_vk_barrier(enc);
+        st = vkg_vk_dispatch(enc, k, spec, 8, t, n_t, p, gx, gy, 1);
+        u += kw;
+    } while (u < n_units && st == VKG_STATUS_OK);
+    return st;
+}
+
 static enum vkg_status scan_encode(struct vkg_vk_encoder *enc, const struct vkg_tensor *node) {
     const bool back = node->op == VKG_OP_SSM_SCAN_BACK;
     const struct vkg_tensor *s = node->src[0], *x = node->src[1], *dt = node->src[2],
@@ -378,13 +435,18 @@ static enum vkg_status scan_encode(struct vkg_vk_encoder *enc, const struct vkg_
     p.A_h = es(A->nb[1]);
     p.B_g = es(B->nb[1]), p.B_t = es(B->nb[2]), p.B_q = es(B->nb[3]);
     p.C_g = es(C->nb[1]), p.C_t = es(C->nb[2]), p.C_q = es(C->nb[3]);
-    const uint32_t spec[5] = {pl.wg, pl.sh, pl.rb, pl.ct, pl.d.mamba1 ? 1u : 0u};
     uint32_t gx, gy;
     vkg_vk_grid(enc, pl.n_wg, &gx, &gy);
 
     if (!back) {
-        const struct vkg_tensor *t[8] = {s, x, dt, A, B, C, ids, node};
-        return vkg_vk_dispatch(enc, &k_scan, spec, 5, t, 8, &p, gx, gy, 1);
+        /* The walk's cursor: one word per workgroup. */
+        const struct vkg_tensor *cur = vkg_vk_scratch(enc, (size_t)pl.n_wg * sizeof(float));
+        if (!cur) return VKG_STATUS_OUT_OF_MEMORY;
+        const struct vkg_tensor *t[9] = {s, x, dt, A, B, C, ids, node, cur};
+        p.off_st = vkg_vk_elem_offset(enc, cur);
+        uint32_t spec[8] = {pl.wg, pl.sh, pl.rb, pl.ct, pl.d.mamba1 ? 1u : 0u, 0, 1, 0};
+        return scan_windows(enc, &k_scan, spec, 0, t, 9, &p, gx, gy, (uint64_t)pl.d.n_tok,
+                            pl.kw_scan);
     }
 
     const struct vkg_tensor *g = node->src[7];
@@ -423,21 +485,12 @@ static enum vkg_status scan_encode(struct vkg_vk_encoder *enc, const struct vkg_
         /* Windows of kw chunks (PHASE: 0/1 forward first/later, 2/3
          * backward first/later; spec ids 5 KW, 6 NB, 7 PHASE). */
         const uint64_t n_chunks = ((uint64_t)pl.d.n_tok + pl.ct - 1) / pl.ct;
-        uint32_t mspec[8] = {pl.wg, pl.sh, pl.rb, pl.ct, pl.d.mamba1 ? 1u : 0u, pl.kw_fwd, 1, 0};
-        for (uint64_t c = 0; c < n_chunks && st == VKG_STATUS_OK; c += pl.kw_fwd) {
-            mspec[7] = c == 0 ? 0 : 1;
-            st = vkg_vk_dispatch(enc, &k_back_main, mspec, 8, t, 11, &p, gx, gy, 1);
-            vkg_vk_barrier(enc);
-        }
-        mspec[5] = pl.kw_back;
-        uint64_t c = n_chunks;
-        do {
-            mspec[7] = c == n_chunks ? 2 : 3;
-            if (st == VKG_STATUS_OK)
-                st = vkg_vk_dispatch(enc, &k_back_main, mspec, 8, t, 11, &p, gx, gy, 1);
-            c = c > pl.kw_back ? c - pl.kw_back : 0;
-            if (c > 0) vkg_vk_barrier(enc);
-        } while (c > 0);
+        uint32_t mspec[8] = {pl.wg, pl.sh, pl.rb, pl.ct, pl.d.mamba1 ? 1u : 0u, 0, 1, 0};
+        st = scan_windows(enc, &k_back_main, mspec, 0, t, 11, &p, gx, gy, n_chunks, pl.kw_fwd);
+        vkg_vk_barrier(enc);
+        if (st == VKG_STATUS_OK)
+            st = scan_windows(enc, &k_back_main, mspec, 2, t, 11, &p, gx, gy, n_chunks,
+                              pl.kw_back);
     }
     if (st != VKG_STATUS_OK) return st;
     vkg_vk_barrier(enc);

@@ -5,10 +5,24 @@
 // shared memory (one invocation per element), then one invocation per row
 // sums its d_state products in order n = 0..d_state-1 (deterministic;
 // error gamma(d_state) * sum |s*C| on top of the recurrence's own).
+//
+// Windows, as in the backward's row-block walk (ops/ssm_scan.c sizes them):
+// the host records the walk as dispatches of KW tokens each, so that no
+// invocation loops more than a bounded count (llvmpipe silently ends every
+// loop of a shader past 65535 iterations in total, which left the tail of
+// long sequences unwritten). PHASE 0: the first window, from s[ids[q]];
+// PHASE 1: a later one. Between windows the states are carried in the final
+// states output (each element read back by the invocation that wrote it;
+// the input s is never written, so slots shared by sequences stay intact),
+// and the next window's first token in the workgroup's scratch word.
 #extension GL_GOOGLE_include_directive : require
 #include "common/ops_ssm_scan.glsl"
 
-layout(std430, set = 0, binding = 7) writeonly buffer BufD { float d_data[]; };
+layout(std430, set = 0, binding = 7) buffer BufD { float d_data[]; };
+layout(std430, set = 0, binding = 8) buffer BufSt { uint st_data[]; }; // [workgroup]
+
+layout(constant_id = 5) const uint KW = 1;
+layout(constant_id = 7) const uint PHASE = 0;
 
 void main() {
     ScanWg wg;
@@ -17,10 +31,15 @@ void main() {
     const uint ne = wg.n_rows * p.ds;
     const uint n_rows_all = p.nh * p.hd;
     const uint lid = gl_LocalInvocationIndex;
+    // Final states [d_state, head_dim, n_head, n_seqs] after y.
+    const uint base = p.off_d + n_rows_all * p.nt * p.nq + (wg.q * n_rows_all + wg.row0) * p.ds;
+    // Read before the barriers below; written by one invocation after them.
+    const uint t0 = PHASE == 0 ? 0u : st_data[p.off_st + wg.w];
+    const uint t1 = p.nt - t0 > KW ? t0 + KW : p.nt;
     for (uint e = lid; e < ne; e += WG)
-        sh[SH_E(0) + e] = scan_initial(wg, e / p.ds, e % p.ds);
+        sh[SH_E(0) + e] = PHASE == 0 ? scan_initial(wg, e / p.ds, e % p.ds) : d_data[base + e];
 
-    for (uint t = 0; t < p.nt; t++) {
+    for (uint t = t0; t < t1; t++) {
         barrier();
         scan_stage_token(wg, t);
         barrier();
@@ -38,8 +57,12 @@ void main() {
             d_data[p.off_d + wg.row0 + r + n_rows_all * (t + p.nt * wg.q)] = y;
         }
     }
-    // Final states [d_state, head_dim, n_head, n_seqs] after y.
-    const uint base = p.off_d + n_rows_all * p.nt * p.nq + (wg.q * n_rows_all + wg.row0) * p.ds;
+    // The final states, or the states carried to the next window.
     for (uint e = lid; e < ne; e += WG)
         d_data[base + e] = sh[SH_E(0) + e];
+    if (t1 < p.nt) {
+        barrier();
+        if (lid == 0)
+            st_data[p.off_st + wg.w] = t1;
+    }
 }

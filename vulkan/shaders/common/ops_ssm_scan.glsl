@@ -11,7 +11,11 @@
 //
 // Specialization constants: 0 WG (local size), 1 SH (shared floats), 2 RB
 // (rows per workgroup), 3 CT (tokens per checkpoint chunk), 4 MAMBA1; the
-// backward kernels add their own from 5 on (ssm_scan_back.comp).
+// backward kernels add their own from 5 on (ssm_scan_back.comp). The two
+// serial walks, the forward (ssm_scan.comp) and the backward's row-block
+// path, are cut into windows the same way: 5 KW (the window's length), 7
+// PHASE (0 the first window, 1 a later one; 2 and 3 the same for the
+// backward's downward walk), the walk's cursor in the workgroup's scratch.
 // ops/ssm_scan.c derives RB and SH from the device's shared memory.
 #ifndef VKG_OPS_SSM_SCAN_GLSL
 #define VKG_OPS_SSM_SCAN_GLSL
