@@ -134,15 +134,6 @@ static void usage(FILE *f) {
             "  peak_fraction  max(bytes/peak_gbps, flops/peak_gflops) / gpu time\n");
 }
 
-static bool parse_int(const char *s, int lo, int hi, int *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) return false;
-    *out = (int)v;
-    return true;
-}
-
 static bool parse_ops(const char *list, bool *ops) {
     char buf[512];
     snprintf(buf, sizeof buf, "%s", list);
@@ -183,19 +174,19 @@ static int parse_opts(int argc, char **argv, struct perf_opts *o) {
             o->list_devices = true;
         } else if (!strcmp(a, "--device") && v) {
             i++;
-            if (strcmp(v, "all") && !parse_int(v, 0, MAX_DEVICES - 1, &o->device)) {
+            if (strcmp(v, "all") && !vkg_perf_parse_int(v, 0, MAX_DEVICES - 1, &o->device)) {
                 fprintf(stderr, "vkgrad perf: --device wants an index or 'all', got '%s'\n", v);
                 return 2;
             }
         } else if (!strcmp(a, "--reps") && v) {
             i++;
-            if (!parse_int(v, 1, 100000, &o->reps)) {
+            if (!vkg_perf_parse_int(v, 1, 100000, &o->reps)) {
                 fprintf(stderr, "vkgrad perf: --reps wants an integer >= 1, got '%s'\n", v);
                 return 2;
             }
         } else if (!strcmp(a, "--cpu-threads") && v) {
             i++;
-            if (!parse_int(v, 1, 4096, &o->cpu_threads)) {
+            if (!vkg_perf_parse_int(v, 1, 4096, &o->cpu_threads)) {
                 fprintf(stderr, "vkgrad perf: --cpu-threads wants an integer >= 1, got '%s'\n", v);
                 return 2;
             }

@@ -53,15 +53,6 @@ static void usage(FILE *f) {
             "for every device, 1 otherwise (also when there is no Vulkan device), 2 on bad usage.\n");
 }
 
-static bool parse_int(const char *s, int lo, int hi, int *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) return false;
-    *out = (int)v;
-    return true;
-}
-
 static int parse_opts(int argc, char **argv, struct demo_opts *o) {
     *o = (struct demo_opts){.device = -1, .reps = 20, .refused = true};
     for (int i = 1; i < argc; i++) {
@@ -74,19 +65,19 @@ static int parse_opts(int argc, char **argv, struct demo_opts *o) {
             o->refused = false;
         } else if (!strcmp(a, "--device") && v) {
             i++;
-            if (strcmp(v, "all") && !parse_int(v, 0, MAX_DEVICES - 1, &o->device)) {
+            if (strcmp(v, "all") && !vkg_perf_parse_int(v, 0, MAX_DEVICES - 1, &o->device)) {
                 fprintf(stderr, "vkgrad demo: --device wants a device index or 'all', got '%s'\n", v);
                 return 2;
             }
         } else if (!strcmp(a, "--reps") && v) {
             i++;
-            if (!parse_int(v, 1, 100000, &o->reps)) {
+            if (!vkg_perf_parse_int(v, 1, 100000, &o->reps)) {
                 fprintf(stderr, "vkgrad demo: --reps wants an integer >= 1, got '%s'\n", v);
                 return 2;
             }
         } else if (!strcmp(a, "--cpu-threads") && v) {
             i++;
-            if (!parse_int(v, 1, 4096, &o->cpu_threads)) {
+            if (!vkg_perf_parse_int(v, 1, 4096, &o->cpu_threads)) {
                 fprintf(stderr, "vkgrad demo: --cpu-threads wants an integer >= 1, got '%s'\n", v);
                 return 2;
             }

@@ -8,6 +8,7 @@
 #include "shapes.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -445,4 +446,13 @@ char *vkg_perf_device_slug(const struct vkg_vulkan_device_info *info, char *buf,
     buf[j] = 0;
     if (!j) snprintf(buf, size, "vulkan-device");
     return buf;
+}
+
+bool vkg_perf_parse_int(const char *s, int lo, int hi, int *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) return false;
+    *out = (int)v;
+    return true;
 }

@@ -134,6 +134,8 @@ void vkg_perf_find_refused(struct vkg_backend *backend, int demo_op, double max_
 
 double vkg_perf_now_ms(void);      /* monotonic clock */
 double vkg_perf_median(double *v, int n); /* sorts v; NaN for n == 0 */
+/* A whole decimal integer in [lo, hi] (the command-line options); false otherwise. */
+bool vkg_perf_parse_int(const char *s, int lo, int hi, int *out);
 /* Lowercase device slug: "lavapipe" for Mesa's software device, otherwise
  * the device name lowercased with runs of other characters turned into '-'
  * ("NVIDIA H200" -> "nvidia-h200"). */
