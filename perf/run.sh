@@ -12,11 +12,12 @@
 #                 glslang, gnuplot or -dev packages)
 #   --no-plots    write the raw results only (perf.csv, conform.jsonl, *.txt);
 #                 finish elsewhere with perf/plot.sh reports/<slug>
-#   --build-dir   build directory (default: build)
+#   --build-dir   build directory (default: build-release, a release build;
+#                 the tests use build/ with --werror)
 #   --out         where the <slug> folders go (default: reports)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-quick=0 build=1 plots=1 bdir=build out=reports
+quick=0 build=1 plots=1 bdir=build-release out=reports
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
@@ -24,7 +25,7 @@ while [ $# -gt 0 ]; do
     --no-plots) plots=0 ;;
     --build-dir) bdir="${2:?--build-dir needs a directory}"; shift ;;
     --out) out="${2:?--out needs a directory}"; shift ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^[^#]/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
