@@ -3,7 +3,8 @@
  * Every family is declared here once: its name, variants, parameters (with
  * defaults and ranges, so a name typed on a command line is validated before
  * anything is built) and cross-parameter checks. Names are canonical: the
- * family, the variant, then every parameter in declared order. */
+ * family, the variant, then every parameter in declared order (an option,
+ * a word-valued parameter, only when it is not at its default). */
 #include "case.h"
 
 #include <assert.h>
@@ -36,54 +37,75 @@ static const char *const layouts[] = {"contig", "transposed", "strided", NULL};
 static const char *const layouts_cs[] = {"contig", "strided", NULL};
 static const char *const forms[] = {"mamba2", "mamba1", NULL};
 
+/* ---- options ---------------------------------------------------------------
+ * Scan options, both defaulting to what the scan cases did before they
+ * existed. ids: how sequences map to initial-state slots — "reversed" (the
+ * last n_seqs slots, in reverse: sequence q starts from slot n_slots-1-q),
+ * "permuted" (distinct slots in a seeded random order), "shared" (sequences
+ * share slots, so d_s must accumulate them). dt: "low" U(0.01, 0.1) as in the
+ * seed demo, "high" a mix on both sides of softplus's threshold 20 and past
+ * where exp(dt) overflows fp32 (case_build.c has the values). */
+static const char *const w_ids[] = {"reversed", "permuted", "shared", NULL};
+static const char *const w_dt[] = {"low", "high", NULL};
+
 /* ---- parameter lists ------------------------------------------------------ */
 static const struct conf_param_spec p_binary[] = {
-    {"ne0", 7, 1, BIG}, {"ne1", 5, 1, BIG},  {"ne2", 3, 1, 4096}, {"bc0", 1, 1, BIG},
-    {"bc1", 1, 1, BIG}, {"bc2", 1, 1, 4096}, {NULL, 0, 0, 0}};
-static const struct conf_param_spec p_unary[] = {
-    {"ne0", 7, 1, BIG}, {"ne1", 5, 1, BIG}, {"ne2", 3, 1, 4096}, {NULL, 0, 0, 0}};
+    {"ne0", 7, 1, BIG, NULL}, {"ne1", 5, 1, BIG, NULL}, {"ne2", 3, 1, 4096, NULL},
+    {"bc0", 1, 1, BIG, NULL}, {"bc1", 1, 1, BIG, NULL}, {"bc2", 1, 1, 4096, NULL},
+    {NULL, 0, 0, 0, NULL}};
+static const struct conf_param_spec p_unary[] = {{"ne0", 7, 1, BIG, NULL},
+                                                 {"ne1", 5, 1, BIG, NULL},
+                                                 {"ne2", 3, 1, 4096, NULL},
+                                                 {NULL, 0, 0, 0, NULL}};
 static const struct conf_param_spec p_repeat[] = {
-    {"ne0", 3, 1, BIG}, {"ne1", 2, 1, BIG}, {"ne2", 2, 1, 4096}, {"r0", 2, 1, 4096},
-    {"r1", 3, 1, 4096}, {"r2", 1, 1, 4096}, {NULL, 0, 0, 0}};
+    {"ne0", 3, 1, BIG, NULL}, {"ne1", 2, 1, BIG, NULL}, {"ne2", 2, 1, 4096, NULL},
+    {"r0", 2, 1, 4096, NULL}, {"r1", 3, 1, 4096, NULL}, {"r2", 1, 1, 4096, NULL},
+    {NULL, 0, 0, 0, NULL}};
 static const struct conf_param_spec p_view_back[] = {
-    {"ne0", 9, 1, BIG}, {"ne1", 7, 1, BIG}, {"v0", 4, 1, BIG}, {"v1", 3, 1, BIG},
-    {"o0", 2, 0, BIG},  {"o1", 1, 0, BIG},  {NULL, 0, 0, 0}};
-static const struct conf_param_spec p_mul_mat[] = {{"k", 16, 1, BIG}, {"m", 8, 1, BIG},
-                                                   {"n", 4, 1, BIG},  {"a2", 1, 1, 64},
-                                                   {"b2", 1, 1, 64},  {NULL, 0, 0, 0}};
-static const struct conf_param_spec p_out_prod[] = {{"m", 8, 1, BIG},  {"n", 4, 1, BIG},
-                                                    {"k", 16, 1, BIG}, {"a2", 1, 1, 64},
-                                                    {"b2", 1, 1, 64},  {NULL, 0, 0, 0}};
-static const struct conf_param_spec p_xent[] = {
-    {"nc", 10, 1, BIG}, {"rows", 4, 1, BIG}, {"onehot", 1, 0, 1}, {NULL, 0, 0, 0}};
-static const struct conf_param_spec p_conv[] = {{"d_conv", 4, 1, 1024},
-                                                {"d_inner", 8, 1, BIG},
-                                                {"n_t", 5, 1, BIG},
-                                                {"n_s", 1, 1, 64},
-                                                {NULL, 0, 0, 0}};
+    {"ne0", 9, 1, BIG, NULL}, {"ne1", 7, 1, BIG, NULL}, {"v0", 4, 1, BIG, NULL},
+    {"v1", 3, 1, BIG, NULL},  {"o0", 2, 0, BIG, NULL},  {"o1", 1, 0, BIG, NULL},
+    {NULL, 0, 0, 0, NULL}};
+static const struct conf_param_spec p_mul_mat[] = {{"k", 16, 1, BIG, NULL}, {"m", 8, 1, BIG, NULL},
+                                                   {"n", 4, 1, BIG, NULL},  {"a2", 1, 1, 64, NULL},
+                                                   {"b2", 1, 1, 64, NULL},  {NULL, 0, 0, 0, NULL}};
+static const struct conf_param_spec p_out_prod[] = {{"m", 8, 1, BIG, NULL},  {"n", 4, 1, BIG, NULL},
+                                                    {"k", 16, 1, BIG, NULL}, {"a2", 1, 1, 64, NULL},
+                                                    {"b2", 1, 1, 64, NULL},  {NULL, 0, 0, 0, NULL}};
+static const struct conf_param_spec p_xent[] = {{"nc", 10, 1, BIG, NULL},
+                                                {"rows", 4, 1, BIG, NULL},
+                                                {"onehot", 1, 0, 1, NULL},
+                                                {NULL, 0, 0, 0, NULL}};
+static const struct conf_param_spec p_conv[] = {{"d_conv", 4, 1, 1024, NULL},
+                                                {"d_inner", 8, 1, BIG, NULL},
+                                                {"n_t", 5, 1, BIG, NULL},
+                                                {"n_s", 1, 1, 64, NULL},
+                                                {NULL, 0, 0, 0, NULL}};
 static const struct conf_param_spec p_scan[] = {
-    {"d_state", 16, 1, 65536},
-    {"head_dim", 4, 1, 4096},
-    {"n_head", 2, 1, 4096},
-    {"n_group", 1, 1, 4096},
-    {"n_tok", 5, 1, 65536},
-    {"n_seqs", 1, 1, 64},
-    {"n_slots", 0, 0, 64}, /* 0: as many slots as sequences */
-    {NULL, 0, 0, 0}};
-static const struct conf_param_spec p_dense[] = {
-    {"n_in", 512, 1, BIG}, {"n_out", 256, 1, BIG}, {"batch", 64, 1, BIG}, {NULL, 0, 0, 0}};
+    {"d_state", 16, 1, 65536, NULL}, {"head_dim", 4, 1, 4096, NULL}, {"n_head", 2, 1, 4096, NULL},
+    {"n_group", 1, 1, 4096, NULL},   {"n_tok", 5, 1, 65536, NULL},   {"n_seqs", 1, 1, 64, NULL},
+    {"n_slots", 0, 0, 64, NULL}, /* 0: as many slots as sequences */
+    {"ids", 0, 0, 2, w_ids},         {"dt", 0, 0, 1, w_dt},          {NULL, 0, 0, 0, NULL}};
+static const struct conf_param_spec p_dense[] = {{"n_in", 512, 1, BIG, NULL},
+                                                 {"n_out", 256, 1, BIG, NULL},
+                                                 {"batch", 64, 1, BIG, NULL},
+                                                 {NULL, 0, 0, 0, NULL}};
 static const struct conf_param_spec p_train_xent[] = {
-    {"nc", 256, 1, BIG}, {"rows", 512, 1, BIG}, {NULL, 0, 0, 0}};
-static const struct conf_param_spec p_train_conv[] = {{"d_conv", 4, 1, 1024},
-                                                      {"d_inner", 1024, 1, BIG},
-                                                      {"n_t", 64, 1, BIG},
-                                                      {"n_s", 1, 1, 64},
-                                                      {NULL, 0, 0, 0}};
-static const struct conf_param_spec p_train_scan[] = {
-    {"d_state", 128, 1, 65536}, {"head_dim", 64, 1, 4096},
-    {"n_head", 16, 1, 4096},    {"n_group", 1, 1, 4096},
-    {"n_tok", 64, 1, 65536},    {"n_seqs", 1, 1, 64},
-    {"n_slots", 0, 0, 64},      {NULL, 0, 0, 0}};
+    {"nc", 256, 1, BIG, NULL}, {"rows", 512, 1, BIG, NULL}, {NULL, 0, 0, 0, NULL}};
+static const struct conf_param_spec p_train_conv[] = {{"d_conv", 4, 1, 1024, NULL},
+                                                      {"d_inner", 1024, 1, BIG, NULL},
+                                                      {"n_t", 64, 1, BIG, NULL},
+                                                      {"n_s", 1, 1, 64, NULL},
+                                                      {NULL, 0, 0, 0, NULL}};
+static const struct conf_param_spec p_train_scan[] = {{"d_state", 128, 1, 65536, NULL},
+                                                      {"head_dim", 64, 1, 4096, NULL},
+                                                      {"n_head", 16, 1, 4096, NULL},
+                                                      {"n_group", 1, 1, 4096, NULL},
+                                                      {"n_tok", 64, 1, 65536, NULL},
+                                                      {"n_seqs", 1, 1, 64, NULL},
+                                                      {"n_slots", 0, 0, 64, NULL},
+                                                      {"ids", 0, 0, 2, w_ids},
+                                                      {"dt", 0, 0, 1, w_dt},
+                                                      {NULL, 0, 0, 0, NULL}};
 
 /* ---- cross-parameter checks ---------------------------------------------- */
 static bool div_check(const struct conf_case *c, const char *a, const char *b, char *msg,
@@ -126,10 +148,22 @@ static bool check_scan(const struct conf_case *c, char *msg, size_t n) {
         return false;
     }
     if (!div_check(c, "n_head", "n_group", msg, n)) return false;
-    int64_t slots = conf_case_get(c, "n_slots");
-    if (slots && slots < conf_case_get(c, "n_seqs")) {
-        say(msg, n, "n_slots=%" PRId64 " is less than n_seqs=%" PRId64 " (0 means n_seqs)", slots,
-            conf_case_get(c, "n_seqs"));
+    int64_t seqs = conf_case_get(c, "n_seqs"), slots = conf_case_get(c, "n_slots");
+    if (!slots) slots = seqs;
+    if (!strcmp(conf_case_word(c, "ids"), "shared")) {
+        /* the ids are (m-1) - q mod m with m = min(n_slots, n_seqs-1): every
+         * id in [0, n_slots), and at least two sequences on slot m-1 */
+        if (seqs < 2) {
+            say(msg, n, "ids=shared needs n_seqs >= 2 (one sequence cannot share a slot)");
+            return false;
+        }
+        return true;
+    }
+    if (slots < seqs) {
+        say(msg, n,
+            "n_slots=%" PRId64 " is less than n_seqs=%" PRId64
+            " (0 means n_seqs; fewer slots than sequences needs ids=shared)",
+            slots, seqs);
         return false;
     }
     return true;
@@ -217,6 +251,12 @@ int64_t conf_case_get(const struct conf_case *c, const char *key) {
     return c->p[i];
 }
 
+const char *conf_case_word(const struct conf_case *c, const char *key) {
+    int i = param_index(c->family, key, strlen(key));
+    assert(i >= 0 && c->family->params[i].words);
+    return c->family->params[i].words[c->p[i]];
+}
+
 const char *conf_case_variant(const struct conf_case *c) {
     return c->variant >= 0 ? c->family->variants[c->variant] : "";
 }
@@ -257,9 +297,15 @@ static bool finish(struct conf_case *c, char *msg, size_t msg_size) {
     if (c->variant >= 0)
         off +=
             (size_t)snprintf(c->name + off, sizeof c->name - off, ".%s", f->variants[c->variant]);
-    for (int i = 0; f->params[i].key && off < sizeof c->name; i++)
-        off += (size_t)snprintf(c->name + off, sizeof c->name - off, ".%s=%" PRId64,
-                                f->params[i].key, c->p[i]);
+    for (int i = 0; f->params[i].key && off < sizeof c->name; i++) {
+        const struct conf_param_spec *ps = &f->params[i];
+        if (!ps->words)
+            off += (size_t)snprintf(c->name + off, sizeof c->name - off, ".%s=%" PRId64, ps->key,
+                                    c->p[i]);
+        else if (c->p[i] != ps->def) /* options show only when set */
+            off += (size_t)snprintf(c->name + off, sizeof c->name - off, ".%s=%s", ps->key,
+                                    ps->words[c->p[i]]);
+    }
     if (off >= sizeof c->name) {
         say(msg, msg_size, "%s: case name too long", f->name);
         return false;
@@ -291,6 +337,23 @@ static bool apply_setting(struct conf_case *c, const char *s, size_t len, char *
     }
     memcpy(num, eq + 1, nlen);
     num[nlen] = 0;
+    const char *const *words = c->family->params[i].words;
+    if (words) {
+        char list[128];
+        size_t off = 0;
+        list[0] = 0;
+        for (int w = 0; words[w]; w++) {
+            if (!strcmp(words[w], num)) {
+                c->p[i] = w;
+                return true;
+            }
+            if (off < sizeof list)
+                off += (size_t)snprintf(list + off, sizeof list - off, "%s%s", w ? ", " : "",
+                                        words[w]);
+        }
+        say(msg, msg_size, "%.*s: '%s' is not one of: %s", (int)(eq - s), s, num, list);
+        return false;
+    }
     char *end;
     errno = 0;
     long long v = strtoll(num, &end, 10);

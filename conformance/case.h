@@ -9,6 +9,10 @@
  * Names parse back into cases (conf_case_parse), so any case, including one
  * that no table lists, can be rerun by name; missing parameters take the
  * family's defaults and every value is range-checked with a clear message.
+ * Options (word-valued parameters such as the scans' ids=shared and dt=high)
+ * appear in a name only when they differ from their default:
+ *
+ *     ssm_scan.mamba2.d_state=16.head_dim=4.n_head=2.n_group=1.n_tok=5.n_seqs=3.n_slots=2.ids=shared
  *
  * Families are described once (struct conf_family, case.c); the sweeps that
  * instantiate them are tables in cases_table.c. Inputs are seeded with a
@@ -27,10 +31,15 @@
 
 struct vkg_vulkan_device_info;
 
-/* One integer parameter of a family: name, default, accepted range. */
+/* One parameter of a family: name, default, accepted range. A parameter with
+ * words is an option: its value is an index into the NULL-terminated words
+ * (range [0, number of words)), written and parsed as the word ("ids=shared"),
+ * and left out of the canonical name at its default, so the names of cases
+ * that predate the option do not change. */
 struct conf_param_spec {
     const char *key;
     int64_t def, min, max;
+    const char *const *words; /* NULL: an integer parameter */
 };
 
 struct conf_case;
@@ -58,8 +67,11 @@ const struct conf_family *conf_family_find(const char *name);
 int conf_family_n_params(const struct conf_family *f);
 
 /* Value of parameter key (must exist in the family; asserts otherwise —
- * keys are program constants, never user input). */
+ * keys are program constants, never user input). For an option, the index
+ * of its word. */
 int64_t conf_case_get(const struct conf_case *c, const char *key);
+/* The word of option key (asserts it is one). */
+const char *conf_case_word(const struct conf_case *c, const char *key);
 const char *conf_case_variant(const struct conf_case *c); /* "" when none */
 
 /* Build a case from family, variant (NULL/"" for none) and a list of

@@ -15,7 +15,15 @@
  *
  * Input ranges follow the seed demo: weights U(-0.1,0.1), activations and
  * targets U(-1,1), logits U(-4,4), conv taps U(-0.3,0.3), dt U(0.01,0.1),
- * A -U(0.2,1), B/C U(-0.3,0.3), initial states U(-0.5,0.5), upstream g U(-1,1). */
+ * A -U(0.2,1), B/C U(-0.3,0.3), initial states U(-0.5,0.5), upstream g U(-1,1).
+ *
+ * The scans' dt=high option mixes dt in equal shares (seeded positions) of
+ * U(0.01,0.1), 19.5, 20.5, U(19,21), 60 and 100: both sides of softplus's
+ * threshold 20, and past 88.7, where a softplus or sigmoid that forgets the
+ * threshold overflows fp32 exp. A is then -U(0.01,0.05), so that exp(dt'·A)
+ * stays in [e^-5, 1) and the state keeps memory of earlier tokens (with the
+ * demo's A most of a = exp(dt'·A) would underflow and every gradient through
+ * the past would vanish). ids: see input_ids. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -97,6 +105,12 @@ static size_t host_index(const struct conf_input *in, int64_t i0, int64_t i1) {
     return (base + (size_t)i0 * in->ref.nb[0] + (size_t)i1 * in->ref.nb[1]) / sizeof(float);
 }
 
+/* The scan's ids by the case's ids option: "reversed" n_slots-1-q (so
+ * sequence q does not simply use slot q); "permuted" the first n_seqs of a
+ * seeded shuffle of the slots (distinct, any order, the rest untouched);
+ * "shared" (m-1) - q mod m with m = min(n_slots, n_seqs-1), so at least two
+ * sequences start from slot m-1 and slots m.. are untouched (n_slots=2,
+ * n_seqs=3 gives {1, 0, 1}). Every id is checked against [0, n_slots). */
 static struct conf_input *input_ids(struct builder *bl, int64_t n_seqs, int64_t n_slots) {
     struct conf_built *b = bl->b;
     struct conf_input *in = &b->inputs[b->n_inputs];
@@ -106,11 +120,37 @@ static struct conf_input *input_ids(struct builder *bl, int64_t n_seqs, int64_t 
     if (!in->leaf) return fail_ctx(bl, "ids"), NULL;
     vkg_set_input(in->leaf);
     vkg_set_name(in->leaf, "ids");
-    int32_t *h = malloc((size_t)n_seqs * sizeof *h);
-    if (!h) return NULL;
-    /* the last slots, in reverse, so sequence q does not simply use slot q */
+    int32_t *h = malloc((size_t)(n_seqs > n_slots ? n_seqs : n_slots) * sizeof *h);
+    if (!h) {
+        snprintf(bl->msg, bl->msg_size, "out of memory for ids");
+        return NULL;
+    }
+    const char *mode = conf_case_word(bl->c, "ids");
+    if (!strcmp(mode, "permuted")) {
+        struct conf_rng rng;
+        conf_rng_init(&rng, bl->seed, bl->c->name, "ids");
+        for (int64_t i = 0; i < n_slots; i++)
+            h[i] = (int32_t)i;
+        for (int64_t i = n_slots - 1; i > 0; i--) { /* Fisher-Yates */
+            int64_t j = (int64_t)(conf_rng_next(&rng) % (uint64_t)(i + 1));
+            int32_t tmp = h[i];
+            h[i] = h[j], h[j] = tmp;
+        }
+    } else if (!strcmp(mode, "shared")) {
+        int64_t m = n_slots < n_seqs - 1 ? n_slots : n_seqs - 1;
+        for (int64_t q = 0; q < n_seqs; q++)
+            h[q] = (int32_t)(m - 1 - q % m);
+    } else {
+        for (int64_t q = 0; q < n_seqs; q++)
+            h[q] = (int32_t)(n_slots - 1 - q);
+    }
     for (int64_t q = 0; q < n_seqs; q++)
-        h[q] = (int32_t)(n_slots - 1 - q);
+        if (h[q] < 0 || h[q] >= n_slots) {
+            snprintf(bl->msg, bl->msg_size, "%s: ids[%" PRId64 "]=%d outside [0, %" PRId64 ")",
+                     bl->c->name, q, (int)h[q], n_slots);
+            free(h);
+            return NULL;
+        }
     in->host = h;
     in->is_i32 = true;
     int64_t ne[4] = {n_seqs, 1, 1, 1};
@@ -400,6 +440,27 @@ struct scan_in {
     int64_t n_y, n_states;
 };
 
+/* Overwrite a dt input (padding included) with the dt=high mix: each value
+ * class on an equal share of the elements, at seeded positions. */
+static void fill_dt_high(struct builder *bl, struct conf_input *in) {
+    float *h = in->host;
+    int64_t n = vkg_nelements(in->leaf);
+    struct conf_rng rng;
+    conf_rng_init(&rng, bl->seed, bl->c->name, "dt_high");
+    for (int64_t i = 0; i < n; i++) {
+        static const float fixed[6] = {0, 19.5f, 20.5f, 0, 60.0f, 100.0f};
+        int64_t k = i % 6;
+        h[i] = k == 0   ? conf_rng_uniform(&rng, 0.01f, 0.1f)
+               : k == 3 ? conf_rng_uniform(&rng, 19.0f, 21.0f)
+                        : fixed[k];
+    }
+    for (int64_t i = n - 1; i > 0; i--) { /* Fisher-Yates: seeded positions */
+        int64_t j = (int64_t)(conf_rng_next(&rng) % (uint64_t)(i + 1));
+        float tmp = h[i];
+        h[i] = h[j], h[j] = tmp;
+    }
+}
+
 static bool scan_inputs(struct builder *bl, struct scan_in *si) {
     const struct conf_case *c = bl->c;
     bool m1 = !strcmp(conf_case_variant(c), "mamba1");
@@ -416,8 +477,11 @@ static bool scan_inputs(struct builder *bl, struct scan_in *si) {
     int64_t ane[4] = {m1 ? ds : 1, nh, 1, 1}, bne[4] = {ds, ng, nt, nq};
     if (!(si->s = input_f32(bl, "s", sne, -0.5f, 0.5f, false))) return false;
     if (!(si->x = input_f32(bl, "x", xne, -1, 1, false))) return false;
+    bool high = !strcmp(conf_case_word(c, "dt"), "high");
     if (!(si->dt = input_f32(bl, "dt", dne, 0.01f, 0.1f, false))) return false;
-    if (!(si->A = input_f32(bl, "A", ane, -1.0f, -0.2f, false))) return false;
+    if (high) fill_dt_high(bl, si->dt);
+    if (!(si->A = input_f32(bl, "A", ane, high ? -0.05f : -1.0f, high ? -0.01f : -0.2f, false)))
+        return false;
     if (!(si->B = input_f32(bl, "B", bne, -0.3f, 0.3f, false))) return false;
     if (!(si->C = input_f32(bl, "C", bne, -0.3f, 0.3f, false))) return false;
     if (!(si->ids = input_ids(bl, nq, si->n_slots))) return false;

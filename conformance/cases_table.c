@@ -154,6 +154,32 @@ static const struct sweep_row rows[] = {
      0},
     {"ssm_scan_back", "mamba1",
      SETS("d_state=16.head_dim=1.n_head=1536.n_group=1.n_tok=64.n_seqs=1.n_slots=0"), 1},
+    /* slots: three sequences on two slots ({1, 0, 1}: the initial state read
+     * twice, d_s accumulating both sequences), three on four in a seeded order
+     * (one slot untouched: its d_s must be exactly 0); dt on both sides of
+     * softplus's threshold 20 and past fp32 exp's overflow; every form */
+    {"ssm_scan", "mamba2",
+     SETS("d_state=16.head_dim=4.n_head=2.n_group=1.n_tok=5.n_seqs=3.n_slots=2.ids=shared",
+          "d_state=8.head_dim=3.n_head=4.n_group=2.n_tok=6.n_seqs=3.n_slots=4.ids=permuted",
+          "d_state=16.head_dim=4.n_head=2.n_group=1.n_tok=9.n_seqs=2.n_slots=0.dt=high",
+          "d_state=5.head_dim=2.n_head=4.n_group=2.n_tok=7.n_seqs=3.n_slots=2.ids=shared.dt=high"),
+     0},
+    {"ssm_scan", "mamba1",
+     SETS("d_state=16.head_dim=1.n_head=4.n_group=1.n_tok=5.n_seqs=3.n_slots=2.ids=shared",
+          "d_state=8.head_dim=1.n_head=3.n_group=1.n_tok=6.n_seqs=3.n_slots=4.ids=permuted",
+          "d_state=16.head_dim=1.n_head=4.n_group=1.n_tok=9.n_seqs=2.n_slots=0.dt=high"),
+     0},
+    {"ssm_scan_back", "mamba2",
+     SETS("d_state=16.head_dim=4.n_head=2.n_group=1.n_tok=5.n_seqs=3.n_slots=2.ids=shared",
+          "d_state=8.head_dim=3.n_head=4.n_group=2.n_tok=6.n_seqs=3.n_slots=4.ids=permuted",
+          "d_state=16.head_dim=4.n_head=2.n_group=1.n_tok=9.n_seqs=2.n_slots=0.dt=high",
+          "d_state=5.head_dim=2.n_head=4.n_group=2.n_tok=7.n_seqs=3.n_slots=2.ids=shared.dt=high"),
+     0},
+    {"ssm_scan_back", "mamba1",
+     SETS("d_state=16.head_dim=1.n_head=4.n_group=1.n_tok=5.n_seqs=3.n_slots=2.ids=shared",
+          "d_state=8.head_dim=1.n_head=3.n_group=1.n_tok=6.n_seqs=3.n_slots=4.ids=permuted",
+          "d_state=16.head_dim=1.n_head=4.n_group=1.n_tok=9.n_seqs=2.n_slots=0.dt=high"),
+     0},
     /* d_state past the chunked backward's limit on every device seen (182 at
      * 32 KiB, 256 at 48 KiB of shared memory), with a long sequence: the
      * row-block walk, which once stopped short on llvmpipe (its loop limit) */
@@ -172,6 +198,9 @@ static const struct sweep_row rows[] = {
      0},
     {"train_scan", "mamba1",
      SETS("d_state=16.head_dim=1.n_head=6.n_group=1.n_tok=5.n_seqs=1.n_slots=0"), 0},
+    /* a shared slot through autodiff: d_s of slot 1 sums sequences 0 and 2 */
+    {"train_scan", "mamba2",
+     SETS("d_state=8.head_dim=3.n_head=4.n_group=2.n_tok=6.n_seqs=3.n_slots=2.ids=shared"), 0},
 };
 
 static bool push(struct conf_case **v, int *n, int *cap, const struct conf_case *c) {
