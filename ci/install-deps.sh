@@ -2,9 +2,8 @@
 # ci/install-deps.sh — install the Debian 12 packages vkgrad needs, only those missing.
 # Runs apt-get as root (or through sudo). Nothing else is downloaded, ever.
 set -euo pipefail
-pkgs=(meson ninja-build pkg-config gcc glslang-tools libvulkan-dev mesa-vulkan-drivers vulkan-tools
+pkgs=(meson ninja-build pkg-config gcc libc6-dev glslang-tools libvulkan-dev mesa-vulkan-drivers vulkan-tools
       libopenblas-dev libcmocka-dev libjson-c-dev gnuplot-nox python3 python3-numpy)
-[ "${VKGRAD_ASAN:-0}" = 1 ] && pkgs+=(libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

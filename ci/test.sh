@@ -12,7 +12,6 @@ opts=(--werror)
 if [ "$mode" = --asan ]; then
   dir=build-asan
   opts+=(-Db_sanitize=address,undefined -Db_lundef=false)
-  export VKGRAD_ASAN=1
   # Leaks inside the Vulkan driver and loader are theirs, suppressed by library
   # name; leak detection stays on for vkgrad's own code.
   export LSAN_OPTIONS="suppressions=$PWD/ci/lsan.supp:print_suppressions=0"
