@@ -19,9 +19,11 @@ static int cmd_version(int argc, char **argv);
 static const struct command commands[] = {
     {"version", cmd_version, "print the vkgrad version"},
     {"devices", vkg_cmd_devices, "list the Vulkan devices and their limits"},
-    {"demo", vkg_cmd_demo, "the four backward ops: CPU vs each Vulkan device, placement and agreement"},
+    {"demo", vkg_cmd_demo,
+     "the four backward ops: CPU vs each Vulkan device, placement and agreement"},
     {"conform", vkg_cmd_conform, "run the conformance cases against the float64 reference"},
-    {"compare", vkg_cmd_compare, "compare a conformance run with a baseline; exit 1 on a regression"},
+    {"compare", vkg_cmd_compare,
+     "compare a conformance run with a baseline; exit 1 on a regression"},
     {"perf", vkg_cmd_perf, "benchmark the backward ops per shape; CSV out"},
 };
 

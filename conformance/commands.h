@@ -5,10 +5,10 @@
 #ifndef VKGRAD_COMMANDS_H
 #define VKGRAD_COMMANDS_H
 
-int vkg_cmd_devices(int argc, char **argv);  /* conformance/cmd_devices.c */
-int vkg_cmd_conform(int argc, char **argv);  /* conformance/cmd_conform.c */
-int vkg_cmd_compare(int argc, char **argv);  /* conformance/cmd_compare.c */
-int vkg_cmd_demo(int argc, char **argv);     /* perf/demo.c */
-int vkg_cmd_perf(int argc, char **argv);     /* perf/cmd_perf.c */
+int vkg_cmd_devices(int argc, char **argv); /* conformance/cmd_devices.c */
+int vkg_cmd_conform(int argc, char **argv); /* conformance/cmd_conform.c */
+int vkg_cmd_compare(int argc, char **argv); /* conformance/cmd_compare.c */
+int vkg_cmd_demo(int argc, char **argv);    /* perf/demo.c */
+int vkg_cmd_perf(int argc, char **argv);    /* perf/cmd_perf.c */
 
 #endif

@@ -22,8 +22,8 @@
 #define MAX_DEV 8
 
 struct demo_case {
-    int op;      /* 0..VKG_DEMO_N_OPS-1 */
-    int device;  /* -1: CPU, else Vulkan index */
+    int op;     /* 0..VKG_DEMO_N_OPS-1 */
+    int device; /* -1: CPU, else Vulkan index */
     char name[96];
 };
 
@@ -51,8 +51,8 @@ static void demo_graph__gradients_match_reference(void **state) {
     const struct demo_case *c = *state;
     const struct vkg_demo_data *d = &data[c->op];
     if (!data_ok[c->op]) fail_msg("case %s: cannot build: %s", c->name, data_msg[c->op]);
-    struct vkg_backend *b = c->device < 0 ? vkg_backend_cpu_init()
-                                          : vkg_backend_vulkan_init(c->device);
+    struct vkg_backend *b =
+        c->device < 0 ? vkg_backend_cpu_init() : vkg_backend_vulkan_init(c->device);
     if (!b) fail_msg("case %s: backend init: %s", c->name, vkg_last_error(NULL));
     struct vkg_demo_result r1, r2;
     vkg_demo_run(&b, 1, d, 0, &r1);
@@ -66,8 +66,8 @@ static void demo_graph__gradients_match_reference(void **state) {
     for (int g = 0; g < d->n_grads; g++)
         for (int64_t i = 0; i < d->grad_n[g]; i++)
             if (memcmp(&r1.grad[g][i], &r2.grad[g][i], sizeof(float)))
-                fail_msg("case %s %s: not deterministic at index %lld: got %.9g then %.9g",
-                         c->name, d->grad_name[g], (long long)i, r1.grad[g][i], r2.grad[g][i]);
+                fail_msg("case %s %s: not deterministic at index %lld: got %.9g then %.9g", c->name,
+                         d->grad_name[g], (long long)i, r1.grad[g][i], r2.grad[g][i]);
     vkg_demo_result_free(&r1);
     vkg_demo_result_free(&r2);
 }
@@ -90,8 +90,8 @@ int main(void) {
     int n = 0;
     for (int op = 0; op < VKG_DEMO_N_OPS; op++) {
         struct vkg_perf_shape s = vkg_demo_shape(op);
-        data_ok[op] = vkg_demo_data_init(&data[op], &s, VKG_DEMO_SEED, data_msg[op],
-                                         sizeof data_msg[op]);
+        data_ok[op] =
+            vkg_demo_data_init(&data[op], &s, VKG_DEMO_SEED, data_msg[op], sizeof data_msg[op]);
         char shape[128];
         vkg_perf_shape_str(&s, shape, sizeof shape);
         for (int dev = -1; dev < n_dev; dev++) {
@@ -99,19 +99,22 @@ int main(void) {
             c->op = op;
             c->device = dev;
             char where[16];
-            if (dev < 0) snprintf(where, sizeof where, "CPU");
-            else snprintf(where, sizeof where, "Vulkan%d", dev);
-            snprintf(c->name, sizeof c->name, "%s.%s", vkg_op_slug(vkg_perf_shape_vkg_op(&s)), where);
+            if (dev < 0)
+                snprintf(where, sizeof where, "CPU");
+            else
+                snprintf(where, sizeof where, "Vulkan%d", dev);
+            snprintf(c->name, sizeof c->name, "%s.%s", vkg_op_slug(vkg_perf_shape_vkg_op(&s)),
+                     where);
             snprintf(names[n], sizeof names[n], "demo_graph__gradients_match_reference/%s/%s",
                      c->name, shape);
-            tests[n] = (struct CMUnitTest){names[n], demo_graph__gradients_match_reference, NULL,
-                                           NULL, c};
+            tests[n] =
+                (struct CMUnitTest){names[n], demo_graph__gradients_match_reference, NULL, NULL, c};
             n++;
         }
     }
-    if (n_dev == 0)
-        tests[n++] = (struct CMUnitTest)cmocka_unit_test(demo_graph__vulkan_absent);
+    if (n_dev == 0) tests[n++] = (struct CMUnitTest)cmocka_unit_test(demo_graph__vulkan_absent);
     int rc = _cmocka_run_group_tests("demo", tests, (size_t)n, NULL, NULL);
-    for (int op = 0; op < VKG_DEMO_N_OPS; op++) vkg_demo_data_free(&data[op]);
+    for (int op = 0; op < VKG_DEMO_N_OPS; op++)
+        vkg_demo_data_free(&data[op]);
     return rc;
 }

@@ -40,8 +40,10 @@ static struct formula_case formula_cases[] = {
     {"scan_back.mamba2.d_state=128.head_dim=64.n_head=16.n_tok=64", {0}, 2498692, 117440512},
     /* s 16·256, x 256·64, dt 256·64, A 16·256, B = C 16·64:
      * 4(2·(4096+16384+16384+4096+2048) + 1 + 16384 + 4096); 22·16·256·64 */
-    {"scan_back.mamba1.d_state=16.d_inner=256.n_tok=64", {0},
-     4.0 * (2 * (4096 + 16384 + 16384 + 4096 + 2048) + 1 + 16384 + 4096), 5767168},
+    {"scan_back.mamba1.d_state=16.d_inner=256.n_tok=64",
+     {0},
+     4.0 * (2 * (4096 + 16384 + 16384 + 4096 + 2048) + 1 + 16384 + 4096),
+     5767168},
 };
 
 static void init_formula_shapes(void) {
@@ -140,8 +142,9 @@ static void perf_quick__rows_parse(void **state) {
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
-    char *argv[] = {"perf", "--quick", "--ops", "out_prod,ssm_conv_back", "--reps", "2",
-                    "--no-refused", "--csv", path, NULL};
+    char *argv[] = {"perf",   "--quick", "--ops",        "out_prod,ssm_conv_back",
+                    "--reps", "2",       "--no-refused", "--csv",
+                    path,     NULL};
     int rc = vkg_cmd_perf(9, argv);
     assert_int_equal(rc, 0);
     FILE *f = fopen(path, "r");
@@ -157,21 +160,21 @@ static void perf_quick__rows_parse(void **state) {
         rows++;
         int n = vkg_csv_parse(line, &fields[0][0], 512, VKG_PERF_CSV_N_COLUMNS);
         if (n != VKG_PERF_CSV_N_COLUMNS)
-            fail_msg("case row %d: got %d fields expected %d: %s", rows, n,
-                     VKG_PERF_CSV_N_COLUMNS, line);
+            fail_msg("case row %d: got %d fields expected %d: %s", rows, n, VKG_PERF_CSV_N_COLUMNS,
+                     line);
         /* op, placement, wall_ms, bytes, flops */
         if (strcmp(fields[2], "OUT_PROD") && strcmp(fields[2], "SSM_CONV_BACK"))
             fail_msg("case row %d: op '%s' not selected", rows, fields[2]);
         double wall = field_num(fields[8]), bytes = field_num(fields[11]),
                flops = field_num(fields[12]);
         if (!(wall > 0) || !(bytes > 0) || !(flops > 0))
-            fail_msg("case row %d: wall_ms '%s' bytes '%s' flops '%s' must be > 0", rows,
-                     fields[8], fields[11], fields[12]);
+            fail_msg("case row %d: wall_ms '%s' bytes '%s' flops '%s' must be > 0", rows, fields[8],
+                     fields[11], fields[12]);
         if (vulkan && !strncmp(fields[5], "Vulkan", 6)) {
             double gpu = field_num(fields[7]), gbps = field_num(fields[13]);
             if (!(gpu > 0) || !(gbps > 0))
-                fail_msg("case row %d: on %s but gpu_ms '%s' gbps '%s'", rows, fields[5],
-                         fields[7], fields[13]);
+                fail_msg("case row %d: on %s but gpu_ms '%s' gbps '%s'", rows, fields[5], fields[7],
+                         fields[13]);
         }
         if (!(field_num(fields[9]) > 0))
             fail_msg("case row %d: cpu_ms '%s' missing at a quick shape", rows, fields[9]);
@@ -201,7 +204,8 @@ int main(void) {
     char names[NF][160];
     int n = 0;
     for (int i = 0; i < NF; i++) {
-        snprintf(names[i], sizeof names[i], "formulas__match_hand_counts/%s", formula_cases[i].name);
+        snprintf(names[i], sizeof names[i], "formulas__match_hand_counts/%s",
+                 formula_cases[i].name);
         tests[n++] = (struct CMUnitTest){names[i], formulas__match_hand_counts, NULL, NULL,
                                          &formula_cases[i]};
     }

@@ -116,7 +116,8 @@ static struct vkg_backend *refuser_new(const int *refused_ops, int n) {
     struct refuser *r = calloc(1, sizeof *r);
     assert_non_null(b);
     assert_non_null(r);
-    for (int i = 0; i < n; i++) r->refuse[refused_ops[i]] = true;
+    for (int i = 0; i < n; i++)
+        r->refuse[refused_ops[i]] = true;
     b->iface = &refuser_iface;
     b->priv = r;
     b->kind = VKG_BACKEND_KIND_TEST;
@@ -259,7 +260,8 @@ static void sched__falls_back_with_reason(void **state) {
     assert_string_equal(vkg_sched_get_placement_reason(s, mm), "Refuser");
     assert_true(vkg_sched_get_n_splits(s) >= 2);
     int copies = 0;
-    for (int i = 0; i < vkg_sched_get_n_splits(s); i++) copies += vkg_sched_get_split_n_copies(s, i);
+    for (int i = 0; i < vkg_sched_get_n_splits(s); i++)
+        copies += vkg_sched_get_split_n_copies(s, i);
     assert_true(copies > 0);
     dense_check(&d);
     vkg_sched_free(s);
@@ -378,7 +380,8 @@ static void sched__nan_fill_exposes_unwritten_outputs(void **state) {
     float got[N_IN * N_OUT];
     assert_int_equal(vkg_backend_tensor_get(d.dw, got, 0, sizeof got), VKG_STATUS_OK);
     int nonfinite = 0;
-    for (int i = 0; i < N_IN * N_OUT; i++) nonfinite += !(got[i] == got[i]);
+    for (int i = 0; i < N_IN * N_OUT; i++)
+        nonfinite += !(got[i] == got[i]);
     assert_int_equal(nonfinite, N_IN * N_OUT);
     vkg_sched_free(s);
     vkg_backend_free(test);

@@ -78,8 +78,10 @@ static enum vkg_status storage_io(const struct vkg_tensor *t, void *host, size_t
             return vkg_error(NULL, VKG_STATUS_NOT_ALLOCATED,
                              "tensor_%s '%s': the tensor has no storage (allocate the graph first)",
                              write ? "set" : "get", t->name);
-        if (write) memcpy((char *)t->data + offset, host, size);
-        else memcpy(host, (const char *)t->data + offset, size);
+        if (write)
+            memcpy((char *)t->data + offset, host, size);
+        else
+            memcpy(host, (const char *)t->data + offset, size);
         return VKG_STATUS_OK;
     }
     size_t at = t->offset + offset;
@@ -94,8 +96,10 @@ static enum vkg_status storage_io(const struct vkg_tensor *t, void *host, size_t
         return vkg_error(NULL, VKG_STATUS_BACKEND_ERROR,
                          "backend %s: buffer is not host-addressable and has no copy function",
                          vkg_backend_name(buf->backend));
-    if (write) memcpy((char *)buf->host + at, host, size);
-    else memcpy(host, (const char *)buf->host + at, size);
+    if (write)
+        memcpy((char *)buf->host + at, host, size);
+    else
+        memcpy(host, (const char *)buf->host + at, size);
     return VKG_STATUS_OK;
 }
 
@@ -116,11 +120,11 @@ static enum vkg_status strided_io(struct vkg_tensor *t, void *host, bool write) 
         return vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT, "tensor_%s_strided: NULL argument",
                          write ? "set" : "get");
     size_t es = vkg_type_size(t->type);
-    if (vkg_is_contiguous(t))
-        return storage_io(t, host, 0, (size_t)vkg_nelements(t) * es, write);
+    if (vkg_is_contiguous(t)) return storage_io(t, host, 0, (size_t)vkg_nelements(t) * es, write);
     size_t span = vkg_nbytes(t);
     char *tmp = malloc(span ? span : 1);
-    if (!tmp) return vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY, "tensor strided copy: out of memory");
+    if (!tmp)
+        return vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY, "tensor strided copy: out of memory");
     enum vkg_status st = storage_io(t, tmp, 0, span, false);
     if (st == VKG_STATUS_OK) {
         char *h = host;
@@ -129,8 +133,10 @@ static enum vkg_status strided_io(struct vkg_tensor *t, void *host, bool write) 
                 for (int64_t i1 = 0; i1 < t->ne[1]; i1++)
                     for (int64_t i0 = 0; i0 < t->ne[0]; i0++, h += es) {
                         char *p = tmp + vkg_elem_offs(t, i0, i1, i2, i3);
-                        if (write) memcpy(p, h, es);
-                        else memcpy(h, p, es);
+                        if (write)
+                            memcpy(p, h, es);
+                        else
+                            memcpy(h, p, es);
                     }
         if (write) st = storage_io(t, tmp, 0, span, true);
     }

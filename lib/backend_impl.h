@@ -22,8 +22,8 @@ struct vkg_backend;
 struct vkg_buffer {
     struct vkg_backend *backend; /* owner */
     size_t size;
-    void *host;  /* host address of byte 0, or NULL */
-    void *priv;  /* backend private (e.g. VkBuffer + VkDeviceMemory) */
+    void *host; /* host address of byte 0, or NULL */
+    void *priv; /* backend private (e.g. VkBuffer + VkDeviceMemory) */
 };
 
 struct vkg_backend_iface {
@@ -49,8 +49,7 @@ struct vkg_backend_iface {
      * always set: NULL -> memcpy through host. */
     enum vkg_status (*buffer_set)(struct vkg_buffer *buffer, size_t offset, const void *src,
                                   size_t size);
-    enum vkg_status (*buffer_get)(struct vkg_buffer *buffer, size_t offset, void *dst,
-                                  size_t size);
+    enum vkg_status (*buffer_get)(struct vkg_buffer *buffer, size_t offset, void *dst, size_t size);
     /* Required offset alignment for tensors in a buffer. Optional: NULL -> 64. */
     size_t (*get_alignment)(struct vkg_backend *backend);
 
@@ -72,7 +71,11 @@ struct vkg_backend {
     int kind; /* enum vkg_backend_kind */
 };
 
-enum vkg_backend_kind { VKG_BACKEND_KIND_CPU = 1, VKG_BACKEND_KIND_VULKAN = 2, VKG_BACKEND_KIND_TEST = 3 };
+enum vkg_backend_kind {
+    VKG_BACKEND_KIND_CPU = 1,
+    VKG_BACKEND_KIND_VULKAN = 2,
+    VKG_BACKEND_KIND_TEST = 3
+};
 
 /* Helpers every backend may use (lib/backend.c). */
 /* Byte offset of element (i0,i1,i2,i3) of t relative to t's own start. */
@@ -81,7 +84,8 @@ static inline size_t vkg_elem_offs(const struct vkg_tensor *t, int64_t i0, int64
     return (size_t)i0 * t->nb[0] + (size_t)i1 * t->nb[1] + (size_t)i2 * t->nb[2] +
            (size_t)i3 * t->nb[3];
 }
-/* Format a refusal reason: vkg_reason(reason, size, "ssm_scan_back d_state=%d > %d (shared memory)", ...). */
+/* Format a refusal reason: vkg_reason(reason, size, "ssm_scan_back d_state=%d > %d (shared
+ * memory)", ...). */
 void vkg_reason(char *reason, size_t size, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))

@@ -32,9 +32,9 @@
 
 struct tinfo {
     const struct vkg_tensor *key;
-    int backend;     /* index into sched->backends, -1 unplaced */
+    int backend; /* index into sched->backends, -1 unplaced */
     char reason[REASON_MAX];
-    double time_us;  /* last compute; < 0 unknown */
+    double time_us; /* last compute; < 0 unknown */
     bool time_gpu;
     struct vkg_buffer *buf; /* for storage roots we allocated */
 };
@@ -47,9 +47,9 @@ struct shadow {
 
 struct split {
     int backend;
-    int first, n; /* range in sched->compute[] */
+    int first, n;               /* range in sched->compute[] */
     struct vkg_tensor **clones; /* n pointers into clone storage */
-    int *copy_shadows; /* indices into sched->shadows refreshed before the run */
+    int *copy_shadows;          /* indices into sched->shadows refreshed before the run */
     int n_copies;
 };
 
@@ -99,7 +99,8 @@ static bool map_grow(struct vkg_sched *s) {
     for (size_t i = 0; i < s->map_cap; i++) {
         if (!s->map[i].key) continue;
         size_t j = hash_ptr(s->map[i].key) & (cap - 1);
-        while (m[j].key) j = (j + 1) & (cap - 1);
+        while (m[j].key)
+            j = (j + 1) & (cap - 1);
         m[j] = s->map[i];
     }
     free(s->map);
@@ -123,7 +124,8 @@ static struct tinfo *map_get(struct vkg_sched *s, const struct vkg_tensor *t) {
     if (e) return e;
     if ((s->map_n + 1) * 2 > s->map_cap && !map_grow(s)) return NULL;
     size_t j = hash_ptr(t) & (s->map_cap - 1);
-    while (s->map[j].key) j = (j + 1) & (s->map_cap - 1);
+    while (s->map[j].key)
+        j = (j + 1) & (s->map_cap - 1);
     e = &s->map[j];
     memset(e, 0, sizeof *e);
     e->key = t;
@@ -159,7 +161,8 @@ struct vkg_sched *vkg_sched_new(struct vkg_backend **backends, int n_backends) {
     if (!s) goto oom;
     s->backends = calloc((size_t)n_backends + 1, sizeof *s->backends);
     if (!s->backends) goto oom;
-    for (int i = 0; i < n_backends; i++) s->backends[i] = backends[i];
+    for (int i = 0; i < n_backends; i++)
+        s->backends[i] = backends[i];
     s->n_backends = n_backends;
     if (!has_cpu) {
         struct vkg_backend *cpu = vkg_backend_cpu_init();
@@ -324,7 +327,8 @@ static bool is_compute(const struct vkg_tensor *t) {
 }
 
 enum vkg_status vkg_sched_alloc_graph(struct vkg_sched *s, struct vkg_graph *graph) {
-    if (!s || !graph) return vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT, "sched_alloc_graph: NULL");
+    if (!s || !graph)
+        return vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT, "sched_alloc_graph: NULL");
     sched_release(s);
     s->graph = graph;
     enum vkg_status st = VKG_STATUS_OK;
@@ -426,7 +430,8 @@ enum vkg_status vkg_sched_alloc_graph(struct vkg_sched *s, struct vkg_graph *gra
     for (int i = 0; i < s->n_compute;) {
         int b = map_find(s, s->compute[i])->backend;
         int j = i;
-        while (j < s->n_compute && map_find(s, s->compute[j])->backend == b) j++;
+        while (j < s->n_compute && map_find(s, s->compute[j])->backend == b)
+            j++;
         struct split *sp = &s->splits[s->n_splits++];
         sp->backend = b;
         sp->first = i;
@@ -446,7 +451,8 @@ enum vkg_status vkg_sched_alloc_graph(struct vkg_sched *s, struct vkg_graph *gra
                 int sh = shadow_for(s, r, b);
                 if (sh < 0) goto oom;
                 bool listed = false;
-                for (int z = 0; z < sp->n_copies; z++) listed |= sp->copy_shadows[z] == sh;
+                for (int z = 0; z < sp->n_copies; z++)
+                    listed |= sp->copy_shadows[z] == sh;
                 if (!listed) sp->copy_shadows[sp->n_copies++] = sh;
                 struct vkg_tensor *v = new_shadow_view(s);
                 if (!v) goto oom;
@@ -535,7 +541,8 @@ static enum vkg_status copy_root_to_shadow(struct vkg_sched *s, struct shadow *s
     struct vkg_buffer *src = sh->root->buffer, *dst = sh->buf;
     const struct vkg_backend_iface *di = dst->backend->iface, *si = src->backend->iface;
     if (src->host && !si->buffer_get) {
-        if (di->buffer_set) return di->buffer_set(dst, s->guard, (char *)src->host + sh->root->offset, n);
+        if (di->buffer_set)
+            return di->buffer_set(dst, s->guard, (char *)src->host + sh->root->offset, n);
         memcpy((char *)dst->host + s->guard, (char *)src->host + sh->root->offset, n);
         return VKG_STATUS_OK;
     }
@@ -548,8 +555,10 @@ static enum vkg_status copy_root_to_shadow(struct vkg_sched *s, struct shadow *s
     void *tmp = s->copy_tmp;
     enum vkg_status st = vkg_backend_tensor_get(sh->root, tmp, 0, n);
     if (!st) {
-        if (di->buffer_set) st = di->buffer_set(dst, s->guard, tmp, n);
-        else memcpy((char *)dst->host + s->guard, tmp, n);
+        if (di->buffer_set)
+            st = di->buffer_set(dst, s->guard, tmp, n);
+        else
+            memcpy((char *)dst->host + s->guard, tmp, n);
     }
     return st;
 }
@@ -561,7 +570,8 @@ static enum vkg_status fill_outputs_nan(struct vkg_sched *s) {
         size_t n = vkg_nbytes(t);
         uint32_t *tmp = malloc(n + 4);
         if (!tmp) return vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY, "sched: out of memory");
-        for (size_t k = 0; k < n / 4 + 1; k++) tmp[k] = 0x7fc00000u;
+        for (size_t k = 0; k < n / 4 + 1; k++)
+            tmp[k] = 0x7fc00000u;
         enum vkg_status st = vkg_backend_tensor_set(t, tmp, 0, n);
         free(tmp);
         if (st) return st;
@@ -570,7 +580,8 @@ static enum vkg_status fill_outputs_nan(struct vkg_sched *s) {
 }
 
 enum vkg_status vkg_sched_graph_compute(struct vkg_sched *s, struct vkg_graph *graph) {
-    if (!s || !graph) return vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT, "sched_graph_compute: NULL");
+    if (!s || !graph)
+        return vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT, "sched_graph_compute: NULL");
     if (graph != s->graph)
         return vkg_error(NULL, VKG_STATUS_NOT_ALLOCATED,
                          "sched_graph_compute: this graph was not allocated by this scheduler "
@@ -666,14 +677,16 @@ bool vkg_sched_node_time_is_gpu(struct vkg_sched *s, const struct vkg_tensor *no
 
 /* ---- guards ------------------------------------------------------------------- */
 
-static int check_one(struct vkg_sched *s, struct vkg_buffer *buf, const char *name,
-                     char *report, size_t report_size, int found) {
+static int check_one(struct vkg_sched *s, struct vkg_buffer *buf, const char *name, char *report,
+                     size_t report_size, int found) {
     unsigned char *tmp = malloc(s->guard);
     if (!tmp) return found;
     int bad = 0;
     size_t offs[2] = {0, buf->size - s->guard};
     for (int side = 0; side < 2; side++) {
-        struct vkg_tensor view = {.type = VKG_TYPE_F32, .buffer = buf, .offset = offs[side],
+        struct vkg_tensor view = {.type = VKG_TYPE_F32,
+                                  .buffer = buf,
+                                  .offset = offs[side],
                                   .ne = {(int64_t)(s->guard / 4), 1, 1, 1},
                                   .nb = {4, s->guard, s->guard, s->guard}};
         view.data = buf->host ? (char *)buf->host + offs[side] : NULL;
@@ -701,7 +714,7 @@ int vkg_sched_check_guards(struct vkg_sched *s, char *report, size_t report_size
     for (int i = 0; i < s->n_roots; i++)
         found = check_one(s, s->roots[i]->buffer, s->roots[i]->name, report, report_size, found);
     for (int i = 0; i < s->n_shadows; i++)
-        found = check_one(s, s->shadows[i].buf, s->shadows[i].root->name, report, report_size,
-                          found);
+        found =
+            check_one(s, s->shadows[i].buf, s->shadows[i].root->name, report, report_size, found);
     return found;
 }

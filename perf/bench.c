@@ -117,14 +117,16 @@ double vkg_perf_time_sgemm(const struct vkg_perf_shape *s, int reps, int threads
     double *ms = calloc((size_t)reps, sizeof *ms);
     double med = NAN;
     if (a && b && c && ms) {
-        for (size_t i = 0; i < (size_t)m * k; i++) a[i] = (float)((i * 7919u) % 1000) * 1e-3f;
-        for (size_t i = 0; i < (size_t)n * k; i++) b[i] = (float)((i * 104729u) % 1000) * 1e-3f;
+        for (size_t i = 0; i < (size_t)m * k; i++)
+            a[i] = (float)((i * 7919u) % 1000) * 1e-3f;
+        for (size_t i = 0; i < (size_t)n * k; i++)
+            b[i] = (float)((i * 104729u) % 1000) * 1e-3f;
         if (threads > 0) openblas_set_num_threads(threads);
         /* out_prod's dst[j][i] = Σ_k b[k][j]·a[k][i]: row-major C(n×m) = Bᵀ(n×K)·A(K×m). */
         for (int i = -1; i < reps; i++) {
             double t0 = vkg_perf_now_ms();
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, m, k, 1.0f, b, n, a, m, 0.0f,
-                        c, m);
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, m, k, 1.0f, b, n, a, m, 0.0f, c,
+                        m);
             if (i >= 0) ms[i] = vkg_perf_now_ms() - t0;
         }
         med = vkg_perf_median(ms, reps);

@@ -3,8 +3,8 @@
  *
  * Timing (vkg_perf_time_node): a graph of the single backward node is built
  * in a no-alloc context, scheduled on the backends given (CPU appended as the
- * fallback), filled with seeded inputs, warmed up (at least 3 computes and 200 ms: pipelines, clocks,
- * first touch), then reps times. Per compute we keep the wall time of
+ * fallback), filled with seeded inputs, warmed up (at least 3 computes and 200 ms: pipelines,
+ * clocks, first touch), then reps times. Per compute we keep the wall time of
  * vkg_sched_graph_compute (submit, wait, copies, any fallback) and the node's
  * own time from vkg_sched_get_node_time_us (GPU timestamps on Vulkan); the
  * row reports medians.
@@ -26,9 +26,9 @@ struct vkg_perf_timing {
     char placement[64]; /* backend of the node */
     char reason[256];   /* vkg_sched_get_placement_reason */
     int n_splits;
-    double wall_ms;     /* median whole-graph compute */
-    double node_ms;     /* median node time (NaN when unknown) */
-    bool node_is_gpu;   /* node_ms from GPU timestamps */
+    double wall_ms;   /* median whole-graph compute */
+    double node_ms;   /* median node time (NaN when unknown) */
+    bool node_is_gpu; /* node_ms from GPU timestamps */
 };
 
 /* reps >= 1; warm_up false skips the warm-up compute (huge CPU shapes). */
@@ -41,7 +41,7 @@ enum vkg_status vkg_perf_time_node(struct vkg_backend **backends, int n_backends
 double vkg_perf_time_sgemm(const struct vkg_perf_shape *s, int reps, int threads);
 
 struct vkg_perf_row {
-    char device[300];   /* description of the device, or "CPU" */
+    char device[300]; /* description of the device, or "CPU" */
     char slug[64];
     struct vkg_perf_shape shape;
     char placement[64];
@@ -49,7 +49,7 @@ struct vkg_perf_row {
     double gpu_ms, wall_ms, cpu_ms, sgemm_ms; /* NaN: not measured */
     double peak_gbps, peak_gflops;            /* NaN: no probe */
     int reps;
-    char note[128];     /* "cpu skipped (cap)", "refused shape", errors */
+    char note[128]; /* "cpu skipped (cap)", "refused shape", errors */
 };
 
 void vkg_perf_row_init(struct vkg_perf_row *r);
@@ -59,8 +59,8 @@ double vkg_perf_peak_fraction(const struct vkg_perf_shape *s, double ms, double 
                               double peak_gflops);
 
 /* The CSV columns, in order. */
-#define VKG_PERF_CSV_COLUMNS                                                                    \
-    "device,device_slug,op,variant,shape,placement,reason,gpu_ms,wall_ms,cpu_ms,sgemm_ms,"     \
+#define VKG_PERF_CSV_COLUMNS                                                                       \
+    "device,device_slug,op,variant,shape,placement,reason,gpu_ms,wall_ms,cpu_ms,sgemm_ms,"         \
     "bytes,flops,gbps,gflops,peak_gbps,peak_gflops,peak_fraction,reps,note"
 #define VKG_PERF_CSV_N_COLUMNS 20
 void vkg_perf_csv_header(struct vkg_csv *w);

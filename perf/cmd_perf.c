@@ -21,11 +21,11 @@
 #include "bench.h"
 #include "probe.h"
 
-#define MAX_DEVICES 16
-#define SGEMM_CAP_FLOP 3e11
-#define CPU_CAP_BYTES (2.0 * 1024 * 1024 * 1024)
+#define MAX_DEVICES       16
+#define SGEMM_CAP_FLOP    3e11
+#define CPU_CAP_BYTES     (2.0 * 1024 * 1024 * 1024)
 #define REFUSED_MAX_BYTES (64.0 * 1024 * 1024)
-#define SEED 20260819u
+#define SEED              20260819u
 
 /* ---- the sweeps ---------------------------------------------------------------- */
 
@@ -90,7 +90,7 @@ static int sweep_quick(struct vkg_perf_shape *s, int max) {
 struct perf_opts {
     int device; /* -1: all */
     bool quick;
-    int reps;   /* 0: default (20, quick 3) */
+    int reps; /* 0: default (20, quick 3) */
     int cpu_threads;
     double cpu_cap_gflop;
     bool no_cpu, no_refused, list_devices;
@@ -98,40 +98,40 @@ struct perf_opts {
     bool ops[VKG_PERF_N_OPS];
 };
 
-static const char *const op_keys[VKG_PERF_N_OPS] = {"out_prod", "out_prod_t",
-                                                    "cross_entropy_loss_back", "ssm_conv_back",
-                                                    "ssm_scan_back"};
+static const char *const op_keys[VKG_PERF_N_OPS] = {
+    "out_prod", "out_prod_t", "cross_entropy_loss_back", "ssm_conv_back", "ssm_scan_back"};
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: vkgrad perf [--device N|all] [--quick] [--ops LIST] [--reps N] [--csv FILE]\n"
-            "                   [--cpu-threads N] [--cpu-cap-gflop X] [--no-cpu] [--no-refused]\n"
-            "       vkgrad perf --list-devices\n"
-            "\n"
-            "Benchmarks the backward ops per shape, from the demo's sizes up to GPU-saturating\n"
-            "ones, on every Vulkan device (or the CPU when there is none). Progress on stderr.\n"
-            "\n"
-            "  --device N|all       Vulkan device (default: all)\n"
-            "  --quick              small shapes, 3 reps (CI, lavapipe)\n"
-            "  --ops LIST           comma-separated: out_prod (dW), out_prod_t (dX, transposed\n"
-            "                       src1), cross_entropy_loss_back, ssm_conv_back, ssm_scan_back\n"
-            "                       (Mamba-2 and Mamba-1); a prefix selects every match\n"
-            "  --reps N             timed computes after a warm-up (default 20; quick 3)\n"
-            "  --csv FILE           write the CSV there (default: stdout)\n"
-            "  --cpu-threads N      CPU backend and sgemm threads (default: all cores)\n"
-            "  --cpu-cap-gflop X    time the CPU backend only up to X GFLOP per shape\n"
-            "                       (default 16; bytes capped at 2 GiB); larger: 'cpu skipped (cap)'\n"
-            "  --no-cpu             skip the CPU backend and sgemm columns\n"
-            "  --no-refused         skip the per-op shape the device refuses\n"
-            "  --list-devices       print 'index<TAB>slug<TAB>description' per Vulkan device\n"
-            "\n"
-            "CSV columns: " VKG_PERF_CSV_COLUMNS "\n"
-            "  gpu_ms      median GPU time of the backward node (timestamp queries)\n"
-            "  wall_ms     median wall time of the whole graph compute (submit, sync, fallback)\n"
-            "  cpu_ms      the same graph on the CPU backend; sgemm_ms: OpenBLAS sgemm, OUT_PROD\n"
-            "  bytes/flops minimum traffic and arithmetic (formulas in perf/shapes.c)\n"
-            "  gbps/gflops bytes and flops over gpu_ms; peak_*: the device's probes\n"
-            "  peak_fraction  max(bytes/peak_gbps, flops/peak_gflops) / gpu time\n");
+    fprintf(
+        f,
+        "usage: vkgrad perf [--device N|all] [--quick] [--ops LIST] [--reps N] [--csv FILE]\n"
+        "                   [--cpu-threads N] [--cpu-cap-gflop X] [--no-cpu] [--no-refused]\n"
+        "       vkgrad perf --list-devices\n"
+        "\n"
+        "Benchmarks the backward ops per shape, from the demo's sizes up to GPU-saturating\n"
+        "ones, on every Vulkan device (or the CPU when there is none). Progress on stderr.\n"
+        "\n"
+        "  --device N|all       Vulkan device (default: all)\n"
+        "  --quick              small shapes, 3 reps (CI, lavapipe)\n"
+        "  --ops LIST           comma-separated: out_prod (dW), out_prod_t (dX, transposed\n"
+        "                       src1), cross_entropy_loss_back, ssm_conv_back, ssm_scan_back\n"
+        "                       (Mamba-2 and Mamba-1); a prefix selects every match\n"
+        "  --reps N             timed computes after a warm-up (default 20; quick 3)\n"
+        "  --csv FILE           write the CSV there (default: stdout)\n"
+        "  --cpu-threads N      CPU backend and sgemm threads (default: all cores)\n"
+        "  --cpu-cap-gflop X    time the CPU backend only up to X GFLOP per shape\n"
+        "                       (default 16; bytes capped at 2 GiB); larger: 'cpu skipped (cap)'\n"
+        "  --no-cpu             skip the CPU backend and sgemm columns\n"
+        "  --no-refused         skip the per-op shape the device refuses\n"
+        "  --list-devices       print 'index<TAB>slug<TAB>description' per Vulkan device\n"
+        "\n"
+        "CSV columns: " VKG_PERF_CSV_COLUMNS "\n"
+        "  gpu_ms      median GPU time of the backward node (timestamp queries)\n"
+        "  wall_ms     median wall time of the whole graph compute (submit, sync, fallback)\n"
+        "  cpu_ms      the same graph on the CPU backend; sgemm_ms: OpenBLAS sgemm, OUT_PROD\n"
+        "  bytes/flops minimum traffic and arithmetic (formulas in perf/shapes.c)\n"
+        "  gbps/gflops bytes and flops over gpu_ms; peak_*: the device's probes\n"
+        "  peak_fraction  max(bytes/peak_gbps, flops/peak_gflops) / gpu time\n");
 }
 
 static bool parse_ops(const char *list, bool *ops) {
@@ -157,7 +157,8 @@ static bool parse_ops(const char *list, bool *ops) {
 
 static int parse_opts(int argc, char **argv, struct perf_opts *o) {
     *o = (struct perf_opts){.device = -1, .cpu_cap_gflop = 16};
-    for (int i = 0; i < VKG_PERF_N_OPS; i++) o->ops[i] = true;
+    for (int i = 0; i < VKG_PERF_N_OPS; i++)
+        o->ops[i] = true;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -284,12 +285,13 @@ static void run_row(struct sweep *sw, struct vkg_backend *backend, const char *d
         snprintf(r.note + strlen(r.note), sizeof r.note - strlen(r.note), "%serror: %s",
                  r.note[0] ? "; " : "", t.error);
     }
-    if (backend) cpu_columns(sw, &r);
+    if (backend)
+        cpu_columns(sw, &r);
     else if (!sw->o->no_cpu) {
         r.cpu_ms = r.wall_ms;
         if (s->op == VKG_PERF_OUT_PROD || s->op == VKG_PERF_OUT_PROD_T)
-            r.sgemm_ms = vkg_perf_time_sgemm(s, sw->o->reps < 5 ? sw->o->reps : 5,
-                                             sw->o->cpu_threads);
+            r.sgemm_ms =
+                vkg_perf_time_sgemm(s, sw->o->reps < 5 ? sw->o->reps : 5, sw->o->cpu_threads);
     }
     fprintf(stderr, " %s: gpu %.3f ms, wall %.3f ms, cpu %.3f ms%s%s\n", r.placement, r.gpu_ms,
             r.wall_ms, r.cpu_ms, r.note[0] ? " -- " : "", r.note);
@@ -324,13 +326,15 @@ int vkg_cmd_perf(int argc, char **argv) {
         }
         devs[n_dev++] = o.device;
     } else {
-        for (int i = 0; i < n_all && i < MAX_DEVICES; i++) devs[n_dev++] = i;
+        for (int i = 0; i < n_all && i < MAX_DEVICES; i++)
+            devs[n_dev++] = i;
     }
 
     struct vkg_perf_shape shapes[64];
     int n_shapes = o.quick ? sweep_quick(shapes, 64) : sweep_full(shapes, 64);
     int n_sel = 0;
-    for (int i = 0; i < n_shapes; i++) n_sel += op_selected(&o, &shapes[i]);
+    for (int i = 0; i < n_shapes; i++)
+        n_sel += op_selected(&o, &shapes[i]);
 
     struct sweep sw = {.o = &o};
     sw.csv.f = stdout;

@@ -21,7 +21,7 @@
 #include "../conformance/commands.h"
 #include "demo_graphs.h"
 
-#define MAX_DEVICES 16
+#define MAX_DEVICES       16
 #define REFUSED_MAX_BYTES (64.0 * 1024 * 1024)
 
 struct demo_opts {
@@ -32,25 +32,26 @@ struct demo_opts {
 };
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: vkgrad demo [--device N|all] [--reps N] [--cpu-threads N] [--no-refused]\n"
-            "\n"
-            "Builds the four training graphs of the seed demo (OUT_PROD dense 512->256 batch 64;\n"
-            "cross-entropy 256 classes x 512 rows, one-hot labels; SSM_CONV d_conv 4, d_inner\n"
-            "1024, 64 tokens; SSM_SCAN d_state 128, head_dim 64, 16 heads, 64 tokens, gradients\n"
-            "of dt, A, B, C), runs each on the CPU and on every Vulkan device, and prints where\n"
-            "the backward node ran and why, splits, CPU and Vulkan ms (median of --reps after a\n"
-            "warm-up), speedup, and agreement with the float64 reference and between the\n"
-            "backends (max |diff| / RMS < 5e-3). For each op one more row shows a shape the\n"
-            "device refuses, placed on the CPU with its reason.\n"
-            "\n"
-            "  --device N|all    Vulkan device to compare (default: all)\n"
-            "  --reps N          timed repetitions after the warm-up (default 20)\n"
-            "  --cpu-threads N   threads of the CPU backend (default: all cores)\n"
-            "  --no-refused      skip the refused-shape rows\n"
-            "\n"
-            "Ends with OK / FELL BACK / MISMATCH / NOT COMPARED per device; exit 0 on OK\n"
-            "for every device, 1 otherwise (also when there is no Vulkan device), 2 on bad usage.\n");
+    fprintf(
+        f,
+        "usage: vkgrad demo [--device N|all] [--reps N] [--cpu-threads N] [--no-refused]\n"
+        "\n"
+        "Builds the four training graphs of the seed demo (OUT_PROD dense 512->256 batch 64;\n"
+        "cross-entropy 256 classes x 512 rows, one-hot labels; SSM_CONV d_conv 4, d_inner\n"
+        "1024, 64 tokens; SSM_SCAN d_state 128, head_dim 64, 16 heads, 64 tokens, gradients\n"
+        "of dt, A, B, C), runs each on the CPU and on every Vulkan device, and prints where\n"
+        "the backward node ran and why, splits, CPU and Vulkan ms (median of --reps after a\n"
+        "warm-up), speedup, and agreement with the float64 reference and between the\n"
+        "backends (max |diff| / RMS < 5e-3). For each op one more row shows a shape the\n"
+        "device refuses, placed on the CPU with its reason.\n"
+        "\n"
+        "  --device N|all    Vulkan device to compare (default: all)\n"
+        "  --reps N          timed repetitions after the warm-up (default 20)\n"
+        "  --cpu-threads N   threads of the CPU backend (default: all cores)\n"
+        "  --no-refused      skip the refused-shape rows\n"
+        "\n"
+        "Ends with OK / FELL BACK / MISMATCH / NOT COMPARED per device; exit 0 on OK\n"
+        "for every device, 1 otherwise (also when there is no Vulkan device), 2 on bad usage.\n");
 }
 
 static int parse_opts(int argc, char **argv, struct demo_opts *o) {
@@ -66,7 +67,8 @@ static int parse_opts(int argc, char **argv, struct demo_opts *o) {
         } else if (!strcmp(a, "--device") && v) {
             i++;
             if (strcmp(v, "all") && !vkg_perf_parse_int(v, 0, MAX_DEVICES - 1, &o->device)) {
-                fprintf(stderr, "vkgrad demo: --device wants a device index or 'all', got '%s'\n", v);
+                fprintf(stderr, "vkgrad demo: --device wants a device index or 'all', got '%s'\n",
+                        v);
                 return 2;
             }
         } else if (!strcmp(a, "--reps") && v) {
@@ -135,7 +137,7 @@ static void print_summary(struct op_row *rows, int n_rows, int d, int dev, const
         if (!r->data_ok || v->status != VKG_STATUS_OK || r->cpu.status != VKG_STATUS_OK) {
             printf("%-24s %-9s %6s %9s %10s %8s  %-5s  (not compared: %s)\n", label,
                    v->placement[0] ? v->placement : "-", "-", "-", "-", "-", "??",
-                   !r->data_ok ? r->data_error
+                   !r->data_ok                      ? r->data_error
                    : r->cpu.status != VKG_STATUS_OK ? r->cpu.error
                                                     : v->error);
             continue;
@@ -157,7 +159,8 @@ static void print_summary(struct op_row *rows, int n_rows, int d, int dev, const
         printf("  %-24s %-9s %s  [%s]", vkg_demo_label(&rows[i].shape),
                v->placement[0] ? v->placement : "-", v->reason[0] ? v->reason : v->error, shape);
         if (isfinite(v->node_us))
-            printf("  node %.3f ms%s", v->node_us / 1e3, v->node_time_is_gpu ? " (GPU timestamps)" : "");
+            printf("  node %.3f ms%s", v->node_us / 1e3,
+                   v->node_time_is_gpu ? " (GPU timestamps)" : "");
         printf("\n");
     }
     if (!refused) return;
@@ -195,8 +198,8 @@ static void print_summary(struct op_row *rows, int n_rows, int d, int dev, const
                    rr->error);
             continue;
         }
-        printf("%-24s %-9s %6d %9.3f  %-5s %9.2e  %s\n", label, rr->placement, rr->n_splits,
-               rr->ms, agree_str(r->r_rel_ref[d]), r->r_rel_ref[d], shape);
+        printf("%-24s %-9s %6d %9.3f  %-5s %9.2e  %s\n", label, rr->placement, rr->n_splits, rr->ms,
+               agree_str(r->r_rel_ref[d]), r->r_rel_ref[d], shape);
         printf("%-24s %-9s %6s %9s  %-5s %9s  reason: %s\n", "", "", "", "", "", "",
                rr->reason[0] ? rr->reason : p->reason);
     }
@@ -218,10 +221,11 @@ static bool print_verdict(struct op_row *rows, int n_rows, int d, const char *vk
         }
         double rels[3] = {r->cpu_rel_ref, r->vk_rel_ref[d], r->rel_between[d]};
         bool finite = compared && isfinite(rels[0]) && isfinite(rels[1]) && isfinite(rels[2]);
-        dst = !finite ? unk : (rels[0] >= VKG_DEMO_AGREE || rels[1] >= VKG_DEMO_AGREE ||
-                               rels[2] >= VKG_DEMO_AGREE)
-                                  ? wrong
-                                  : NULL;
+        dst =
+            !finite ? unk
+            : (rels[0] >= VKG_DEMO_AGREE || rels[1] >= VKG_DEMO_AGREE || rels[2] >= VKG_DEMO_AGREE)
+                ? wrong
+                : NULL;
         if (dst) {
             size_t l = strlen(dst);
             if (dst == wrong)
@@ -229,10 +233,10 @@ static bool print_verdict(struct op_row *rows, int n_rows, int d, const char *vk
                          l ? ", " : "", label, rels[0], rels[1], rels[2]);
             else
                 snprintf(dst + l, 512 - l, "%s%s (%s)", l ? ", " : "", label,
-                         !r->data_ok                        ? r->data_error
-                         : r->cpu.status != VKG_STATUS_OK   ? r->cpu.error
-                         : v->status != VKG_STATUS_OK       ? v->error
-                                                            : "non-finite gradient");
+                         !r->data_ok                      ? r->data_error
+                         : r->cpu.status != VKG_STATUS_OK ? r->cpu.error
+                         : v->status != VKG_STATUS_OK     ? v->error
+                                                          : "non-finite gradient");
         }
         if (refused && r->pick[d].found && r->refused_ran[d]) {
             struct vkg_demo_result *rr = &r->rres[d];
@@ -259,7 +263,8 @@ static bool print_verdict(struct op_row *rows, int n_rows, int d, const char *vk
                    odd, vk_name);
         return true;
     }
-    if (fell[0]) printf("FELL BACK: %s ran on the CPU -- %s\n", fell, "supports_op refused the shape.");
+    if (fell[0])
+        printf("FELL BACK: %s ran on the CPU -- %s\n", fell, "supports_op refused the shape.");
     if (wrong[0]) printf("MISMATCH: %s.\n", wrong);
     if (unk[0]) printf("NOT COMPARED: %s.\n", unk);
     return false;
@@ -289,7 +294,8 @@ int vkg_cmd_demo(int argc, char **argv) {
         }
         devs[n_dev++] = o.device;
     } else {
-        for (int i = 0; i < n_dev_all && n_dev < MAX_DEVICES; i++) devs[n_dev++] = i;
+        for (int i = 0; i < n_dev_all && n_dev < MAX_DEVICES; i++)
+            devs[n_dev++] = i;
     }
     struct vkg_backend *vk[MAX_DEVICES] = {0};
     char vk_names[MAX_DEVICES][64];
@@ -325,9 +331,9 @@ int vkg_cmd_demo(int argc, char **argv) {
         struct vkg_backend *cb[1] = {cpu};
         vkg_demo_run(cb, 1, &r->data, o.reps, &r->cpu);
         r->cpu_rel_ref = vkg_demo_rel_vs_ref(&r->data, &r->cpu, &r->cpu_bound);
-        printf("  %-24s %-9s %9.3f ms  vs ref %.2g%s%s\n", label, r->cpu.placement[0] ? r->cpu.placement : "CPU",
-               r->cpu.ms, r->cpu_rel_ref, r->cpu.status ? "  error: " : "",
-               r->cpu.status ? r->cpu.error : "");
+        printf("  %-24s %-9s %9.3f ms  vs ref %.2g%s%s\n", label,
+               r->cpu.placement[0] ? r->cpu.placement : "CPU", r->cpu.ms, r->cpu_rel_ref,
+               r->cpu.status ? "  error: " : "", r->cpu.status ? r->cpu.error : "");
         for (int d = 0; d < n_dev; d++) {
             if (!vk[d]) {
                 r->vk[d].status = VKG_STATUS_BACKEND_ERROR;
@@ -366,8 +372,8 @@ int vkg_cmd_demo(int argc, char **argv) {
     bool all_ok = n_dev > 0;
     if (n_dev == 0) {
         printf("\n=== CPU column ===\n");
-        printf("%-24s %-9s %6s %9s  %-5s %9s %7s\n", "op", "placement", "splits", "CPU ms",
-               "agree", "CPU/ref", "bound");
+        printf("%-24s %-9s %6s %9s  %-5s %9s %7s\n", "op", "placement", "splits", "CPU ms", "agree",
+               "CPU/ref", "bound");
         bool cpu_ok = true;
         for (int i = 0; i < VKG_DEMO_N_OPS; i++) {
             struct op_row *r = &rows[i];
@@ -394,7 +400,8 @@ int vkg_cmd_demo(int argc, char **argv) {
             vkg_demo_data_free(&r->rdata[d]);
         }
     }
-    for (int d = 0; d < n_dev; d++) vkg_backend_free(vk[d]);
+    for (int d = 0; d < n_dev; d++)
+        vkg_backend_free(vk[d]);
     vkg_backend_free(cpu);
     return all_ok ? 0 : 1;
 }

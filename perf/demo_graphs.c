@@ -14,15 +14,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reference.h"
 #include "metrics.h"
+#include "reference.h"
 
 struct vkg_perf_shape vkg_demo_shape(int i) {
     switch (i) {
-    case 0: return vkg_perf_out_prod(512, 256, 64, false);
-    case 1: return vkg_perf_ce(256, 512);
-    case 2: return vkg_perf_conv(4, 1024, 64, 1);
-    default: return vkg_perf_scan2(128, 64, 16, 1, 64, 1);
+    case 0:
+        return vkg_perf_out_prod(512, 256, 64, false);
+    case 1:
+        return vkg_perf_ce(256, 512);
+    case 2:
+        return vkg_perf_conv(4, 1024, 64, 1);
+    default:
+        return vkg_perf_scan2(128, 64, 16, 1, 64, 1);
     }
 }
 
@@ -82,10 +86,10 @@ static bool build_train(struct vkg_context *ctx, const struct vkg_perf_shape *s,
         /* dense n_in=m -> n_out=n, batch k: dW = out_prod(x, G) */
         struct vkg_tensor *w = add_leaf(tg, vkg_new_tensor_2d(ctx, F32, s->m, s->n), "W",
                                         VKG_PERF_UNIFORM, -0.1f, 0.1f);
-        struct vkg_tensor *x = add_leaf(tg, vkg_new_tensor_2d(ctx, F32, s->m, s->k), "x",
-                                        VKG_PERF_UNIFORM, -1, 1);
-        struct vkg_tensor *t = add_leaf(tg, vkg_new_tensor_2d(ctx, F32, s->n, s->k), "t",
-                                        VKG_PERF_UNIFORM, -1, 1);
+        struct vkg_tensor *x =
+            add_leaf(tg, vkg_new_tensor_2d(ctx, F32, s->m, s->k), "x", VKG_PERF_UNIFORM, -1, 1);
+        struct vkg_tensor *t =
+            add_leaf(tg, vkg_new_tensor_2d(ctx, F32, s->n, s->k), "t", VKG_PERF_UNIFORM, -1, 1);
         add_param(tg, w, "dW");
         loss = w && x ? sq_loss(ctx, vkg_mul_mat(ctx, w, x), t) : NULL;
         break;
@@ -94,10 +98,10 @@ static bool build_train(struct vkg_context *ctx, const struct vkg_perf_shape *s,
         /* dense n_in=m -> n_out=k, batch n, x trained: dX = out_prod(W, transpose(G)) */
         struct vkg_tensor *w = add_leaf(tg, vkg_new_tensor_2d(ctx, F32, s->m, s->k), "W",
                                         VKG_PERF_UNIFORM, -0.1f, 0.1f);
-        struct vkg_tensor *x = add_leaf(tg, vkg_new_tensor_2d(ctx, F32, s->m, s->n), "x",
-                                        VKG_PERF_UNIFORM, -1, 1);
-        struct vkg_tensor *t = add_leaf(tg, vkg_new_tensor_2d(ctx, F32, s->k, s->n), "t",
-                                        VKG_PERF_UNIFORM, -1, 1);
+        struct vkg_tensor *x =
+            add_leaf(tg, vkg_new_tensor_2d(ctx, F32, s->m, s->n), "x", VKG_PERF_UNIFORM, -1, 1);
+        struct vkg_tensor *t =
+            add_leaf(tg, vkg_new_tensor_2d(ctx, F32, s->k, s->n), "t", VKG_PERF_UNIFORM, -1, 1);
         add_param(tg, x, "dX");
         loss = w && x ? sq_loss(ctx, vkg_mul_mat(ctx, w, x), t) : NULL;
         break;
@@ -113,10 +117,10 @@ static bool build_train(struct vkg_context *ctx, const struct vkg_perf_shape *s,
     }
     case VKG_PERF_CONV_BACK: {
         struct vkg_tensor *sx = add_leaf(
-            tg, vkg_new_tensor_3d(ctx, F32, s->d_conv - 1 + s->n_tok, s->d_inner, s->n_seqs),
-            "sx", VKG_PERF_UNIFORM, -1, 1);
-        struct vkg_tensor *c = add_leaf(tg, vkg_new_tensor_2d(ctx, F32, s->d_conv, s->d_inner),
-                                        "c", VKG_PERF_UNIFORM, -0.3f, 0.3f);
+            tg, vkg_new_tensor_3d(ctx, F32, s->d_conv - 1 + s->n_tok, s->d_inner, s->n_seqs), "sx",
+            VKG_PERF_UNIFORM, -1, 1);
+        struct vkg_tensor *c = add_leaf(tg, vkg_new_tensor_2d(ctx, F32, s->d_conv, s->d_inner), "c",
+                                        VKG_PERF_UNIFORM, -0.3f, 0.3f);
         struct vkg_tensor *t =
             add_leaf(tg, vkg_new_tensor_3d(ctx, F32, s->d_inner, s->n_tok, s->n_seqs), "t",
                      VKG_PERF_UNIFORM, -1, 1);
@@ -127,23 +131,23 @@ static bool build_train(struct vkg_context *ctx, const struct vkg_perf_shape *s,
     case VKG_PERF_SCAN_BACK: {
         int64_t N = s->d_state, P = s->head_dim, H = s->n_head, T = s->n_tok, S = s->n_seqs;
         int64_t G = s->mamba1 ? 1 : s->n_group;
-        struct vkg_tensor *st = add_leaf(tg, vkg_new_tensor_4d(ctx, F32, N, P, H, S), "s0",
-                                         VKG_PERF_ZERO, 0, 0);
-        struct vkg_tensor *x = add_leaf(tg, vkg_new_tensor_4d(ctx, F32, P, H, T, S), "x",
-                                        VKG_PERF_UNIFORM, -1, 1);
-        struct vkg_tensor *dt = add_leaf(tg, vkg_new_tensor_3d(ctx, F32, H, T, S), "dt",
-                                         VKG_PERF_UNIFORM, 0.01f, 0.1f);
-        struct vkg_tensor *A = add_leaf(tg, s->mamba1 ? vkg_new_tensor_2d(ctx, F32, N, H)
-                                                      : vkg_new_tensor_2d(ctx, F32, 1, H),
-                                        "A", VKG_PERF_UNIFORM, -1.0f, -0.2f);
+        struct vkg_tensor *st =
+            add_leaf(tg, vkg_new_tensor_4d(ctx, F32, N, P, H, S), "s0", VKG_PERF_ZERO, 0, 0);
+        struct vkg_tensor *x =
+            add_leaf(tg, vkg_new_tensor_4d(ctx, F32, P, H, T, S), "x", VKG_PERF_UNIFORM, -1, 1);
+        struct vkg_tensor *dt =
+            add_leaf(tg, vkg_new_tensor_3d(ctx, F32, H, T, S), "dt", VKG_PERF_UNIFORM, 0.01f, 0.1f);
+        struct vkg_tensor *A = add_leaf(
+            tg, s->mamba1 ? vkg_new_tensor_2d(ctx, F32, N, H) : vkg_new_tensor_2d(ctx, F32, 1, H),
+            "A", VKG_PERF_UNIFORM, -1.0f, -0.2f);
         struct vkg_tensor *B = add_leaf(tg, vkg_new_tensor_4d(ctx, F32, N, G, T, S), "B",
                                         VKG_PERF_UNIFORM, -0.3f, 0.3f);
         struct vkg_tensor *C = add_leaf(tg, vkg_new_tensor_4d(ctx, F32, N, G, T, S), "C",
                                         VKG_PERF_UNIFORM, -0.3f, 0.3f);
-        struct vkg_tensor *ids = add_leaf(tg, vkg_new_tensor_1d(ctx, VKG_TYPE_I32, S), "ids",
-                                          VKG_PERF_IDS, (float)S, 0);
-        struct vkg_tensor *t = add_leaf(tg, vkg_new_tensor_4d(ctx, F32, P, H, T, S), "t",
-                                        VKG_PERF_UNIFORM, -1, 1);
+        struct vkg_tensor *ids =
+            add_leaf(tg, vkg_new_tensor_1d(ctx, VKG_TYPE_I32, S), "ids", VKG_PERF_IDS, (float)S, 0);
+        struct vkg_tensor *t =
+            add_leaf(tg, vkg_new_tensor_4d(ctx, F32, P, H, T, S), "t", VKG_PERF_UNIFORM, -1, 1);
         add_param(tg, dt, "d_dt");
         add_param(tg, A, "d_A");
         add_param(tg, B, "d_B");
@@ -154,7 +158,8 @@ static bool build_train(struct vkg_context *ctx, const struct vkg_perf_shape *s,
         }
         break;
     }
-    default: break;
+    default:
+        break;
     }
     if (!loss) return false;
     vkg_set_loss(loss);
@@ -204,8 +209,8 @@ static enum vkg_status run_build(struct run *r, const struct vkg_perf_shape *s, 
         return VKG_STATUS_INVALID_ARGUMENT;
     }
     r->graph = vkg_graph_new(r->ctx, 512);
-    enum vkg_status st = r->graph ? vkg_build_forward_expand(r->graph, r->tg.loss)
-                                  : VKG_STATUS_OUT_OF_MEMORY;
+    enum vkg_status st =
+        r->graph ? vkg_build_forward_expand(r->graph, r->tg.loss) : VKG_STATUS_OUT_OF_MEMORY;
     if (st == VKG_STATUS_OK) st = vkg_build_backward_expand(r->ctx, r->graph);
     if (st != VKG_STATUS_OK) {
         snprintf(msg, msg_size, "building forward+backward: %s (%s)", vkg_status_str(st),
@@ -317,7 +322,8 @@ static bool reference_grads(struct vkg_demo_data *d, const struct train_graph *t
             gtm = dalloc(ny);
             if (!gtm) goto oom;
             for (int64_t j = 0; j < N; j++)
-                for (int64_t k = 0; k < K; k++) gtm[k * N + j] = gm[j * K + k];
+                for (int64_t k = 0; k < K; k++)
+                    gtm[k * N + j] = gm[j * K + k];
             int64_t ne[4] = {N, K, 1, 1};
             size_t nb[4] = {sizeof(double) * (size_t)K, sizeof(double), sizeof(double) * (size_t)ny,
                             sizeof(double) * (size_t)ny};
@@ -359,28 +365,29 @@ static bool reference_grads(struct vkg_demo_data *d, const struct train_graph *t
     }
     case VKG_PERF_SCAN_BACK: {
         struct vkgref_array a[7];
-        for (int i = 0; i < 6; i++) a[i] = vkgref_f32(L[i], ne4(tg->leaves[i].t), NULL);
+        for (int i = 0; i < 6; i++)
+            a[i] = vkgref_f32(L[i], ne4(tg->leaves[i].t), NULL);
         a[6] = vkgref_i32(L[S_IDS], ne4(tg->leaves[S_IDS].t));
         const struct vkg_tensor *tt = tg->leaves[S_ST].t;
         int64_t ny = vkg_nelements(tt), nst = vkg_nelements(tg->leaves[S_S].t);
         int64_t nfin = s->d_state * s->head_dim * s->n_head * s->n_seqs;
         int64_t n_in[6];
         int64_t n_out = 0;
-        for (int i = 0; i < 6; i++) n_out += (n_in[i] = vkg_nelements(tg->leaves[i].t));
+        for (int i = 0; i < 6; i++)
+            n_out += (n_in[i] = vkg_nelements(tg->leaves[i].t));
         y = dalloc(ny + nfin), ym = dalloc(ny + nfin);
         g = dalloc(ny + nfin), gm = dalloc(ny + nfin);
         out = dalloc(n_out), om = dalloc(n_out);
         if (!y || !ym || !g || !gm || !out || !om) goto oom;
-        struct vkgref_bound b1 = vkgref_ssm_scan(&a[0], &a[1], &a[2], &a[3], &a[4], &a[5], &a[6],
-                                                 y, ym);
+        struct vkgref_bound b1 =
+            vkgref_ssm_scan(&a[0], &a[1], &a[2], &a[3], &a[4], &a[5], &a[6], y, ym);
         /* g = (2(y − t), 0): the loss does not read the final states. */
         bd = vkgref_bound_chain(b1, twice_diff(y, ym, L[S_ST], ne4(tt), g, gm));
         int64_t nepk[4] = {ny + nfin, 1, 1, 1};
         struct vkgref_array ga = vkgref_f64(g, nepk, NULL);
         ga.mag = gm;
         struct vkgref_bound parts[6];
-        vkgref_ssm_scan_back(&a[0], &a[1], &a[2], &a[3], &a[4], &a[5], &a[6], &ga, out, om,
-                             parts);
+        vkgref_ssm_scan_back(&a[0], &a[1], &a[2], &a[3], &a[4], &a[5], &a[6], &ga, out, om, parts);
         (void)nst;
         /* Packed d_s, d_x, d_dt, d_A, d_B, d_C; the demo reads dt, A, B, C. */
         int64_t off = 0;
@@ -395,7 +402,9 @@ static bool reference_grads(struct vkg_demo_data *d, const struct train_graph *t
         }
         break;
     }
-    default: snprintf(msg, msg_size, "unknown op"); goto done;
+    default:
+        snprintf(msg, msg_size, "unknown op");
+        goto done;
     }
     ok = true;
     goto done;
@@ -431,8 +440,10 @@ bool vkg_demo_data_init(struct vkg_demo_data *d, const struct vkg_perf_shape *s,
 }
 
 void vkg_demo_data_free(struct vkg_demo_data *d) {
-    for (int i = 0; i < VKG_PERF_MAX_LEAVES; i++) free(d->leaf_data[i]);
-    for (int i = 0; i < VKG_DEMO_MAX_GRADS; i++) free(d->ref[i]), free(d->tol[i]);
+    for (int i = 0; i < VKG_PERF_MAX_LEAVES; i++)
+        free(d->leaf_data[i]);
+    for (int i = 0; i < VKG_DEMO_MAX_GRADS; i++)
+        free(d->ref[i]), free(d->tol[i]);
     memset(d, 0, sizeof *d);
 }
 
@@ -455,8 +466,7 @@ static enum vkg_status fail(struct vkg_demo_result *res, enum vkg_status st, con
 }
 
 enum vkg_status vkg_demo_run(struct vkg_backend **backends, int n_backends,
-                             const struct vkg_demo_data *d, int reps,
-                             struct vkg_demo_result *res) {
+                             const struct vkg_demo_data *d, int reps, struct vkg_demo_result *res) {
     memset(res, 0, sizeof *res);
     res->ms = res->node_us = NAN;
     struct run r;
@@ -545,7 +555,8 @@ enum vkg_status vkg_demo_place(struct vkg_backend **backends, int n_backends,
 }
 
 void vkg_demo_result_free(struct vkg_demo_result *r) {
-    for (int i = 0; i < VKG_DEMO_MAX_GRADS; i++) free(r->grad[i]);
+    for (int i = 0; i < VKG_DEMO_MAX_GRADS; i++)
+        free(r->grad[i]);
     memset(r->grad, 0, sizeof r->grad);
 }
 

@@ -5,9 +5,10 @@
  * (SPEC §3), built in a no-alloc context exactly as a user would:
  *
  *   OUT_PROD       loss = Σ (mul_mat(W, x) − t)²         param W   probe OUT_PROD (dW)
- *   CROSS_ENTROPY  loss = cross_entropy(logits, labels)   param logits  probe CROSS_ENTROPY_LOSS_BACK
- *   SSM_CONV       loss = Σ (ssm_conv(sx, c) − t)²        param c   probe SSM_CONV_BACK
- *   SSM_SCAN       loss = Σ (y(ssm_scan(...)) − t)²       params dt, A, B, C  probe SSM_SCAN_BACK
+ *   CROSS_ENTROPY  loss = cross_entropy(logits, labels)   param logits  probe
+ * CROSS_ENTROPY_LOSS_BACK SSM_CONV       loss = Σ (ssm_conv(sx, c) − t)²        param c   probe
+ * SSM_CONV_BACK SSM_SCAN       loss = Σ (y(ssm_scan(...)) − t)²       params dt, A, B, C  probe
+ * SSM_SCAN_BACK
  *
  * The probe is the backward node itself, not the loss or the gradient view:
  * a loss can sit on the CPU while the backward kernel runs on the GPU, and
@@ -26,7 +27,7 @@
 #include "shapes.h"
 
 #define VKG_DEMO_MAX_GRADS 4
-#define VKG_DEMO_SEED 20260819u
+#define VKG_DEMO_SEED      20260819u
 
 /* The demo's shapes (issue text): OUT_PROD dense 512 -> 256, batch 64;
  * cross-entropy 256 classes x 512 rows; SSM_CONV d_conv 4, d_inner 1024, 64
@@ -56,12 +57,12 @@ void vkg_demo_data_free(struct vkg_demo_data *d);
 
 struct vkg_demo_result {
     enum vkg_status status;
-    char error[256];        /* when status != OK */
-    char placement[64];     /* backend name of the probe node */
-    char reason[256];       /* vkg_sched_get_placement_reason of the probe node */
+    char error[256];    /* when status != OK */
+    char placement[64]; /* backend name of the probe node */
+    char reason[256];   /* vkg_sched_get_placement_reason of the probe node */
     int n_splits;
-    double ms;              /* median wall time of one compute */
-    double node_us;         /* median time of the probe node (GPU timestamps when on GPU) */
+    double ms;      /* median wall time of one compute */
+    double node_us; /* median time of the probe node (GPU timestamps when on GPU) */
     bool node_time_is_gpu;
     float *grad[VKG_DEMO_MAX_GRADS]; /* the gradients read back, malloc'ed */
 };

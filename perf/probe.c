@@ -129,7 +129,8 @@ static enum vkg_status run_once(struct probe *p, const struct vkg_vk_kernel *k,
                                           .descriptorSetCount = 1,
                                           .pSetLayouts = &pipe->set_layout};
         if ((st = VKG_VK_CHECK(vkAllocateDescriptorSets(d, &ai, &set)))) return st;
-        for (uint32_t i = 0; i < k->n_buffers; i++) w[i].dstSet = set;
+        for (uint32_t i = 0; i < k->n_buffers; i++)
+            w[i].dstSet = set;
         vkUpdateDescriptorSets(d, k->n_buffers, w, 0, NULL);
     }
     if ((st = VKG_VK_CHECK(vkResetCommandBuffer(p->cmd, 0)))) return st;
@@ -141,15 +142,16 @@ static enum vkg_status run_once(struct probe *p, const struct vkg_vk_kernel *k,
         p->dev.cmd_push_descriptor_set(p->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->layout, 0,
                                        k->n_buffers, w);
     else
-        vkCmdBindDescriptorSets(p->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->layout, 0, 1, &set,
-                                0, NULL);
+        vkCmdBindDescriptorSets(p->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->layout, 0, 1, &set, 0,
+                                NULL);
     vkCmdPushConstants(p->cmd, pipe->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, k->push_bytes, push);
     if (p->queries) {
         vkCmdResetQueryPool(p->cmd, p->queries, 0, 2);
         vkCmdWriteTimestamp(p->cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, p->queries, 0);
     }
     vkCmdDispatch(p->cmd, groups, 1, 1);
-    if (p->queries) vkCmdWriteTimestamp(p->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, p->queries, 1);
+    if (p->queries)
+        vkCmdWriteTimestamp(p->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, p->queries, 1);
     if ((st = VKG_VK_CHECK(vkEndCommandBuffer(p->cmd)))) return st;
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
                        .commandBufferCount = 1,
@@ -213,8 +215,8 @@ static enum vkg_status probe_fma(struct probe *p, bool quick, struct vkg_perf_pe
     double target_ms = quick ? 5 : 20;
     struct vkg_vk_buffer res = {0};
     uint32_t max_groups = max_x < 65535 ? max_x : 65535;
-    enum vkg_status st =
-        vkg_vk_raw_buffer_create(&p->dev, (VkDeviceSize)max_groups * p->local_size * 4, false, &res);
+    enum vkg_status st = vkg_vk_raw_buffer_create(
+        &p->dev, (VkDeviceSize)max_groups * p->local_size * 4, false, &res);
     struct probe_fma_push push = {.iters = iters, .b = 0.999f, .c = 1e-3f};
     struct vkg_vk_buffer *b[1] = {&res};
     double ms = 0, best = 0;

@@ -14,10 +14,10 @@
 #include <stddef.h>
 
 struct vkg_perf_peaks {
-    double copy_gbps;     /* (read + write bytes) / s / 1e9 */
-    double fma_gflops;    /* 2 FLOP per FMA, / s / 1e9 */
-    double copy_bytes;    /* buffer size used, bytes */
-    bool timestamps;      /* timed by timestamp queries */
+    double copy_gbps;  /* (read + write bytes) / s / 1e9 */
+    double fma_gflops; /* 2 FLOP per FMA, / s / 1e9 */
+    double copy_bytes; /* buffer size used, bytes */
+    bool timestamps;   /* timed by timestamp queries */
 };
 
 /* Measure device dev. quick: smaller buffers and fewer runs (CI, lavapipe).

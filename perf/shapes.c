@@ -26,54 +26,82 @@ struct vkg_perf_shape vkg_perf_ce(int64_t n_class, int64_t n_rows) {
 
 struct vkg_perf_shape vkg_perf_conv(int64_t d_conv, int64_t d_inner, int64_t n_tok,
                                     int64_t n_seqs) {
-    return (struct vkg_perf_shape){.op = VKG_PERF_CONV_BACK, .d_conv = d_conv,
-                                   .d_inner = d_inner, .n_tok = n_tok, .n_seqs = n_seqs};
+    return (struct vkg_perf_shape){.op = VKG_PERF_CONV_BACK,
+                                   .d_conv = d_conv,
+                                   .d_inner = d_inner,
+                                   .n_tok = n_tok,
+                                   .n_seqs = n_seqs};
 }
 
 struct vkg_perf_shape vkg_perf_scan2(int64_t d_state, int64_t head_dim, int64_t n_head,
                                      int64_t n_group, int64_t n_tok, int64_t n_seqs) {
-    return (struct vkg_perf_shape){.op = VKG_PERF_SCAN_BACK, .d_state = d_state,
-                                   .head_dim = head_dim, .n_head = n_head, .n_group = n_group,
-                                   .n_tok = n_tok, .n_seqs = n_seqs};
+    return (struct vkg_perf_shape){.op = VKG_PERF_SCAN_BACK,
+                                   .d_state = d_state,
+                                   .head_dim = head_dim,
+                                   .n_head = n_head,
+                                   .n_group = n_group,
+                                   .n_tok = n_tok,
+                                   .n_seqs = n_seqs};
 }
 
 struct vkg_perf_shape vkg_perf_scan1(int64_t d_state, int64_t d_inner, int64_t n_tok,
                                      int64_t n_seqs) {
-    return (struct vkg_perf_shape){.op = VKG_PERF_SCAN_BACK, .d_state = d_state, .head_dim = 1,
-                                   .n_head = d_inner, .n_group = 1, .n_tok = n_tok,
-                                   .n_seqs = n_seqs, .mamba1 = true};
+    return (struct vkg_perf_shape){.op = VKG_PERF_SCAN_BACK,
+                                   .d_state = d_state,
+                                   .head_dim = 1,
+                                   .n_head = d_inner,
+                                   .n_group = 1,
+                                   .n_tok = n_tok,
+                                   .n_seqs = n_seqs,
+                                   .mamba1 = true};
 }
 
 int vkg_perf_shape_vkg_op(const struct vkg_perf_shape *s) {
     switch (s->op) {
     case VKG_PERF_OUT_PROD:
-    case VKG_PERF_OUT_PROD_T: return VKG_OP_OUT_PROD;
-    case VKG_PERF_CE_BACK: return VKG_OP_CROSS_ENTROPY_LOSS_BACK;
-    case VKG_PERF_CONV_BACK: return VKG_OP_SSM_CONV_BACK;
-    case VKG_PERF_SCAN_BACK: return VKG_OP_SSM_SCAN_BACK;
-    default: return VKG_OP_NONE;
+    case VKG_PERF_OUT_PROD_T:
+        return VKG_OP_OUT_PROD;
+    case VKG_PERF_CE_BACK:
+        return VKG_OP_CROSS_ENTROPY_LOSS_BACK;
+    case VKG_PERF_CONV_BACK:
+        return VKG_OP_SSM_CONV_BACK;
+    case VKG_PERF_SCAN_BACK:
+        return VKG_OP_SSM_SCAN_BACK;
+    default:
+        return VKG_OP_NONE;
     }
 }
 
 const char *vkg_perf_op_name(enum vkg_perf_op op) {
     switch (op) {
     case VKG_PERF_OUT_PROD:
-    case VKG_PERF_OUT_PROD_T: return "OUT_PROD";
-    case VKG_PERF_CE_BACK: return "CROSS_ENTROPY_LOSS_BACK";
-    case VKG_PERF_CONV_BACK: return "SSM_CONV_BACK";
-    case VKG_PERF_SCAN_BACK: return "SSM_SCAN_BACK";
-    default: return "?";
+    case VKG_PERF_OUT_PROD_T:
+        return "OUT_PROD";
+    case VKG_PERF_CE_BACK:
+        return "CROSS_ENTROPY_LOSS_BACK";
+    case VKG_PERF_CONV_BACK:
+        return "SSM_CONV_BACK";
+    case VKG_PERF_SCAN_BACK:
+        return "SSM_SCAN_BACK";
+    default:
+        return "?";
     }
 }
 
 const char *vkg_perf_shape_variant(const struct vkg_perf_shape *s) {
     switch (s->op) {
-    case VKG_PERF_OUT_PROD: return "dW";
-    case VKG_PERF_OUT_PROD_T: return "dX_transposed_src1";
-    case VKG_PERF_CE_BACK: return "one_hot";
-    case VKG_PERF_CONV_BACK: return "";
-    case VKG_PERF_SCAN_BACK: return s->mamba1 ? "mamba1" : "mamba2";
-    default: return "";
+    case VKG_PERF_OUT_PROD:
+        return "dW";
+    case VKG_PERF_OUT_PROD_T:
+        return "dX_transposed_src1";
+    case VKG_PERF_CE_BACK:
+        return "one_hot";
+    case VKG_PERF_CONV_BACK:
+        return "";
+    case VKG_PERF_SCAN_BACK:
+        return s->mamba1 ? "mamba1" : "mamba2";
+    default:
+        return "";
     }
 }
 
@@ -89,9 +117,8 @@ char *vkg_perf_shape_str(const struct vkg_perf_shape *s, char *buf, size_t size)
                  (long long)s->n_rows);
         break;
     case VKG_PERF_CONV_BACK:
-        snprintf(buf, size, "d_conv=%lld.d_inner=%lld.n_tok=%lld.n_seqs=%lld",
-                 (long long)s->d_conv, (long long)s->d_inner, (long long)s->n_tok,
-                 (long long)s->n_seqs);
+        snprintf(buf, size, "d_conv=%lld.d_inner=%lld.n_tok=%lld.n_seqs=%lld", (long long)s->d_conv,
+                 (long long)s->d_inner, (long long)s->n_tok, (long long)s->n_seqs);
         break;
     case VKG_PERF_SCAN_BACK:
         if (s->mamba1)
@@ -104,7 +131,9 @@ char *vkg_perf_shape_str(const struct vkg_perf_shape *s, char *buf, size_t size)
                      (long long)s->d_state, (long long)s->head_dim, (long long)s->n_head,
                      (long long)s->n_group, (long long)s->n_tok, (long long)s->n_seqs);
         break;
-    default: snprintf(buf, size, "?"); break;
+    default:
+        snprintf(buf, size, "?");
+        break;
     }
     return buf;
 }
@@ -137,7 +166,8 @@ double vkg_perf_bytes(const struct vkg_perf_shape *s) {
     case VKG_PERF_OUT_PROD:
     case VKG_PERF_OUT_PROD_T:
         return 4.0 * ((double)s->m * s->k + (double)s->n * s->k + (double)s->m * s->n);
-    case VKG_PERF_CE_BACK: return 12.0 * (double)s->n_class * s->n_rows + 4.0;
+    case VKG_PERF_CE_BACK:
+        return 12.0 * (double)s->n_class * s->n_rows + 4.0;
     case VKG_PERF_CONV_BACK: {
         double sx = (double)(s->d_conv - 1 + s->n_tok) * s->d_inner * s->n_seqs;
         double c = (double)s->d_conv * s->d_inner;
@@ -149,7 +179,8 @@ double vkg_perf_bytes(const struct vkg_perf_shape *s) {
         double in = z.s + z.x + z.dt + z.A + z.B + z.C;
         return 4.0 * (2 * in + (double)s->n_seqs + z.x + z.states);
     }
-    default: return 0;
+    default:
+        return 0;
     }
 }
 
@@ -168,15 +199,18 @@ double vkg_perf_bytes(const struct vkg_perf_shape *s) {
 double vkg_perf_flops(const struct vkg_perf_shape *s) {
     switch (s->op) {
     case VKG_PERF_OUT_PROD:
-    case VKG_PERF_OUT_PROD_T: return 2.0 * (double)s->m * s->n * s->k;
-    case VKG_PERF_CE_BACK: return 9.0 * (double)s->n_class * s->n_rows;
+    case VKG_PERF_OUT_PROD_T:
+        return 2.0 * (double)s->m * s->n * s->k;
+    case VKG_PERF_CE_BACK:
+        return 9.0 * (double)s->n_class * s->n_rows;
     case VKG_PERF_CONV_BACK:
         return 4.0 * (double)s->d_conv * s->d_inner * s->n_tok * s->n_seqs;
     case VKG_PERF_SCAN_BACK: {
         double per = s->mamba1 ? 22.0 : 14.0;
         return per * (double)s->d_state * s->head_dim * s->n_head * s->n_tok * s->n_seqs;
     }
-    default: return 0;
+    default:
+        return 0;
     }
 }
 
@@ -204,14 +238,16 @@ void *vkg_perf_leaf_data(const struct vkg_perf_leaf *leaf, uint64_t seed, int sl
         int32_t *ids = malloc((size_t)n * sizeof *ids);
         if (!ids) return NULL;
         int64_t n_slots = leaf->lo >= 1 ? (int64_t)leaf->lo : 1;
-        for (int64_t i = 0; i < n; i++) ids[i] = (int32_t)(i % n_slots);
+        for (int64_t i = 0; i < n; i++)
+            ids[i] = (int32_t)(i % n_slots);
         return ids;
     }
     float *v = calloc((size_t)n, sizeof *v);
     if (!v) return NULL;
     switch (leaf->dist) {
     case VKG_PERF_UNIFORM:
-        for (int64_t i = 0; i < n; i++) v[i] = uniform(&state, leaf->lo, leaf->hi);
+        for (int64_t i = 0; i < n; i++)
+            v[i] = uniform(&state, leaf->lo, leaf->hi);
         break;
     case VKG_PERF_ONE_HOT: {
         int64_t row = leaf->t->ne[0];
@@ -219,7 +255,8 @@ void *vkg_perf_leaf_data(const struct vkg_perf_leaf *leaf, uint64_t seed, int sl
             v[r * row + (int64_t)(splitmix64(&state) % (uint64_t)row)] = 1.0f;
         break;
     }
-    default: break; /* ZERO: calloc */
+    default:
+        break; /* ZERO: calloc */
     }
     return v;
 }
@@ -245,17 +282,17 @@ static struct vkg_tensor *build_out_prod(struct vkg_context *ctx, const struct v
                                          struct vkg_perf_node *o) {
     if (s->op == VKG_PERF_OUT_PROD) {
         /* dW of y = mul_mat(W, x): out_prod(x[n_in, batch], G[n_out, batch]). */
-        struct vkg_tensor *a = leaf(o, vkg_new_tensor_2d(ctx, F32, s->m, s->k), "x",
-                                    VKG_PERF_UNIFORM, -1, 1);
-        struct vkg_tensor *b = leaf(o, vkg_new_tensor_2d(ctx, F32, s->n, s->k), "G",
-                                    VKG_PERF_UNIFORM, -1, 1);
+        struct vkg_tensor *a =
+            leaf(o, vkg_new_tensor_2d(ctx, F32, s->m, s->k), "x", VKG_PERF_UNIFORM, -1, 1);
+        struct vkg_tensor *b =
+            leaf(o, vkg_new_tensor_2d(ctx, F32, s->n, s->k), "G", VKG_PERF_UNIFORM, -1, 1);
         return a && b ? vkg_out_prod(ctx, a, b) : NULL;
     }
     /* dX of y = mul_mat(W, x): out_prod(W[n_in, n_out], transpose(G[n_out, batch])). */
-    struct vkg_tensor *w = leaf(o, vkg_new_tensor_2d(ctx, F32, s->m, s->k), "W",
-                                VKG_PERF_UNIFORM, -0.1f, 0.1f);
-    struct vkg_tensor *g = leaf(o, vkg_new_tensor_2d(ctx, F32, s->k, s->n), "G",
-                                VKG_PERF_UNIFORM, -1, 1);
+    struct vkg_tensor *w =
+        leaf(o, vkg_new_tensor_2d(ctx, F32, s->m, s->k), "W", VKG_PERF_UNIFORM, -0.1f, 0.1f);
+    struct vkg_tensor *g =
+        leaf(o, vkg_new_tensor_2d(ctx, F32, s->k, s->n), "G", VKG_PERF_UNIFORM, -1, 1);
     struct vkg_tensor *gt = g ? vkg_transpose(ctx, g) : NULL;
     return w && gt ? vkg_out_prod(ctx, w, gt) : NULL;
 }
@@ -264,26 +301,25 @@ static struct vkg_tensor *build_scan(struct vkg_context *ctx, const struct vkg_p
                                      struct vkg_perf_node *o) {
     int64_t N = s->d_state, P = s->head_dim, H = s->n_head, T = s->n_tok, S = s->n_seqs;
     int64_t G = s->mamba1 ? 1 : s->n_group;
-    struct vkg_tensor *st =
-        leaf(o, s->mamba1 ? vkg_new_tensor_4d(ctx, F32, N, 1, H, S)
-                          : vkg_new_tensor_4d(ctx, F32, N, P, H, S),
-             "s", VKG_PERF_UNIFORM, -0.5f, 0.5f);
-    struct vkg_tensor *x = leaf(o, vkg_new_tensor_4d(ctx, F32, P, H, T, S), "x",
-                                VKG_PERF_UNIFORM, -1, 1);
-    struct vkg_tensor *dt = leaf(o, vkg_new_tensor_3d(ctx, F32, H, T, S), "dt",
-                                 VKG_PERF_UNIFORM, -2.0f, 0.5f);
-    struct vkg_tensor *A = leaf(o, s->mamba1 ? vkg_new_tensor_2d(ctx, F32, N, H)
-                                             : vkg_new_tensor_2d(ctx, F32, 1, H),
-                                "A", VKG_PERF_UNIFORM, -1.0f, -0.2f);
-    struct vkg_tensor *B = leaf(o, vkg_new_tensor_4d(ctx, F32, N, G, T, S), "B",
-                                VKG_PERF_UNIFORM, -0.3f, 0.3f);
-    struct vkg_tensor *C = leaf(o, vkg_new_tensor_4d(ctx, F32, N, G, T, S), "C",
-                                VKG_PERF_UNIFORM, -0.3f, 0.3f);
-    struct vkg_tensor *ids = leaf(o, vkg_new_tensor_1d(ctx, VKG_TYPE_I32, S), "ids",
-                                  VKG_PERF_IDS, (float)S, 0);
+    struct vkg_tensor *st = leaf(o,
+                                 s->mamba1 ? vkg_new_tensor_4d(ctx, F32, N, 1, H, S)
+                                           : vkg_new_tensor_4d(ctx, F32, N, P, H, S),
+                                 "s", VKG_PERF_UNIFORM, -0.5f, 0.5f);
+    struct vkg_tensor *x =
+        leaf(o, vkg_new_tensor_4d(ctx, F32, P, H, T, S), "x", VKG_PERF_UNIFORM, -1, 1);
+    struct vkg_tensor *dt =
+        leaf(o, vkg_new_tensor_3d(ctx, F32, H, T, S), "dt", VKG_PERF_UNIFORM, -2.0f, 0.5f);
+    struct vkg_tensor *A =
+        leaf(o, s->mamba1 ? vkg_new_tensor_2d(ctx, F32, N, H) : vkg_new_tensor_2d(ctx, F32, 1, H),
+             "A", VKG_PERF_UNIFORM, -1.0f, -0.2f);
+    struct vkg_tensor *B =
+        leaf(o, vkg_new_tensor_4d(ctx, F32, N, G, T, S), "B", VKG_PERF_UNIFORM, -0.3f, 0.3f);
+    struct vkg_tensor *C =
+        leaf(o, vkg_new_tensor_4d(ctx, F32, N, G, T, S), "C", VKG_PERF_UNIFORM, -0.3f, 0.3f);
+    struct vkg_tensor *ids =
+        leaf(o, vkg_new_tensor_1d(ctx, VKG_TYPE_I32, S), "ids", VKG_PERF_IDS, (float)S, 0);
     int64_t n_g = P * H * T * S + N * P * H * S;
-    struct vkg_tensor *g = leaf(o, vkg_new_tensor_1d(ctx, F32, n_g), "g", VKG_PERF_UNIFORM,
-                                -1, 1);
+    struct vkg_tensor *g = leaf(o, vkg_new_tensor_1d(ctx, F32, n_g), "g", VKG_PERF_UNIFORM, -1, 1);
     if (!st || !x || !dt || !A || !B || !C || !ids || !g) return NULL;
     return vkg_ssm_scan_back(ctx, st, x, dt, A, B, C, ids, g);
 }
@@ -294,10 +330,12 @@ bool vkg_perf_build_node(struct vkg_context *ctx, const struct vkg_perf_shape *s
     struct vkg_tensor *node = NULL;
     switch (s->op) {
     case VKG_PERF_OUT_PROD:
-    case VKG_PERF_OUT_PROD_T: node = build_out_prod(ctx, s, out); break;
+    case VKG_PERF_OUT_PROD_T:
+        node = build_out_prod(ctx, s, out);
+        break;
     case VKG_PERF_CE_BACK: {
-        struct vkg_tensor *g = leaf(out, vkg_new_tensor_1d(ctx, F32, 1), "g", VKG_PERF_UNIFORM,
-                                    1, 1);
+        struct vkg_tensor *g =
+            leaf(out, vkg_new_tensor_1d(ctx, F32, 1), "g", VKG_PERF_UNIFORM, 1, 1);
         struct vkg_tensor *lg = leaf(out, vkg_new_tensor_2d(ctx, F32, s->n_class, s->n_rows),
                                      "logits", VKG_PERF_UNIFORM, -4, 4);
         struct vkg_tensor *lb = leaf(out, vkg_new_tensor_2d(ctx, F32, s->n_class, s->n_rows),
@@ -306,19 +344,22 @@ bool vkg_perf_build_node(struct vkg_context *ctx, const struct vkg_perf_shape *s
         break;
     }
     case VKG_PERF_CONV_BACK: {
-        struct vkg_tensor *sx = leaf(
-            out, vkg_new_tensor_3d(ctx, F32, s->d_conv - 1 + s->n_tok, s->d_inner, s->n_seqs),
-            "sx", VKG_PERF_UNIFORM, -1, 1);
-        struct vkg_tensor *c = leaf(out, vkg_new_tensor_2d(ctx, F32, s->d_conv, s->d_inner),
-                                    "c", VKG_PERF_UNIFORM, -0.3f, 0.3f);
+        struct vkg_tensor *sx =
+            leaf(out, vkg_new_tensor_3d(ctx, F32, s->d_conv - 1 + s->n_tok, s->d_inner, s->n_seqs),
+                 "sx", VKG_PERF_UNIFORM, -1, 1);
+        struct vkg_tensor *c = leaf(out, vkg_new_tensor_2d(ctx, F32, s->d_conv, s->d_inner), "c",
+                                    VKG_PERF_UNIFORM, -0.3f, 0.3f);
         struct vkg_tensor *g =
             leaf(out, vkg_new_tensor_3d(ctx, F32, s->d_inner, s->n_tok, s->n_seqs), "g",
                  VKG_PERF_UNIFORM, -1, 1);
         node = sx && c && g ? vkg_ssm_conv_back(ctx, sx, c, g) : NULL;
         break;
     }
-    case VKG_PERF_SCAN_BACK: node = build_scan(ctx, s, out); break;
-    default: vkg_error(ctx, VKG_STATUS_INVALID_ARGUMENT, "perf: unknown op %d", (int)s->op);
+    case VKG_PERF_SCAN_BACK:
+        node = build_scan(ctx, s, out);
+        break;
+    default:
+        vkg_error(ctx, VKG_STATUS_INVALID_ARGUMENT, "perf: unknown op %d", (int)s->op);
     }
     if (!node) return false;
     vkg_set_name(node, vkg_op_slug(node->op));
@@ -340,25 +381,31 @@ int vkg_perf_refusal_ladder(int demo_op, uint64_t storage_range, struct vkg_perf
     } while (0)
     switch (demo_op) {
     case 0:
-        for (int64_t k = 1 << 16; k <= 1 << 22; k <<= 2) ADD(vkg_perf_out_prod(1, 1, k, false));
-        for (int64_t m = 1 << 16; m <= 1 << 22; m <<= 2) ADD(vkg_perf_out_prod(m, 1, 1, false));
+        for (int64_t k = 1 << 16; k <= 1 << 22; k <<= 2)
+            ADD(vkg_perf_out_prod(1, 1, k, false));
+        for (int64_t m = 1 << 16; m <= 1 << 22; m <<= 2)
+            ADD(vkg_perf_out_prod(m, 1, 1, false));
         ADD(vkg_perf_out_prod(2048, 2048, 2048, true));
         ADD(vkg_perf_out_prod(4096, 4096, 1, false));
         ADD(vkg_perf_out_prod(1, 1, past, false));
         break;
     case 1:
-        for (int64_t nc = 1 << 12; nc <= 1 << 22; nc <<= 1) ADD(vkg_perf_ce(nc, 1));
+        for (int64_t nc = 1 << 12; nc <= 1 << 22; nc <<= 1)
+            ADD(vkg_perf_ce(nc, 1));
         ADD(vkg_perf_ce(1, 1 << 21));
         ADD(vkg_perf_ce(past, 1));
         break;
     case 2:
-        for (int64_t k = 8; k <= 1 << 14; k <<= 1) ADD(vkg_perf_conv(k, 64, 64, 1));
+        for (int64_t k = 8; k <= 1 << 14; k <<= 1)
+            ADD(vkg_perf_conv(k, 64, 64, 1));
         ADD(vkg_perf_conv(4, 1 << 21, 1, 1));
         ADD(vkg_perf_conv(4, past, 1, 1));
         break;
     default:
-        for (int64_t ds = 256; ds <= 1 << 14; ds <<= 1) ADD(vkg_perf_scan2(ds, 8, 2, 1, 8, 1));
-        for (int64_t ds = 256; ds <= 1 << 14; ds <<= 1) ADD(vkg_perf_scan1(ds, 8, 8, 1));
+        for (int64_t ds = 256; ds <= 1 << 14; ds <<= 1)
+            ADD(vkg_perf_scan2(ds, 8, 2, 1, 8, 1));
+        for (int64_t ds = 256; ds <= 1 << 14; ds <<= 1)
+            ADD(vkg_perf_scan1(ds, 8, 8, 1));
         ADD(vkg_perf_scan2(128, 1024, 2, 1, 8, 1));
         ADD(vkg_perf_scan2(128, 64, 16, 1, 1 << 16, 1));
         ADD(vkg_perf_scan2(16, 1, 1, 1, past, 1)); /* B spans past the range */

@@ -26,11 +26,11 @@
 #include "vkgrad/vkgrad.h"
 
 enum vkg_perf_op {
-    VKG_PERF_OUT_PROD,    /* dW = out_prod(x, G): both operands contiguous */
-    VKG_PERF_OUT_PROD_T,  /* dX = out_prod(W, transpose(G)): transposed src1 */
-    VKG_PERF_CE_BACK,     /* CROSS_ENTROPY_LOSS_BACK, one-hot labels */
-    VKG_PERF_CONV_BACK,   /* SSM_CONV_BACK */
-    VKG_PERF_SCAN_BACK,   /* SSM_SCAN_BACK, Mamba-2 or Mamba-1 form */
+    VKG_PERF_OUT_PROD,   /* dW = out_prod(x, G): both operands contiguous */
+    VKG_PERF_OUT_PROD_T, /* dX = out_prod(W, transpose(G)): transposed src1 */
+    VKG_PERF_CE_BACK,    /* CROSS_ENTROPY_LOSS_BACK, one-hot labels */
+    VKG_PERF_CONV_BACK,  /* SSM_CONV_BACK */
+    VKG_PERF_SCAN_BACK,  /* SSM_SCAN_BACK, Mamba-2 or Mamba-1 form */
     VKG_PERF_N_OPS
 };
 
@@ -74,7 +74,7 @@ enum vkg_perf_dist {
     VKG_PERF_UNIFORM, /* uniform in [lo, hi) */
     VKG_PERF_ONE_HOT, /* per row of ne[0] elements one random 1, the rest 0 */
     VKG_PERF_ZERO,
-    VKG_PERF_IDS,     /* I32 sequence ids q -> q % n_slots (lo = n_slots) */
+    VKG_PERF_IDS, /* I32 sequence ids q -> q % n_slots (lo = n_slots) */
 };
 
 #define VKG_PERF_MAX_LEAVES 10
@@ -111,17 +111,16 @@ bool vkg_perf_build_node(struct vkg_context *ctx, const struct vkg_perf_shape *s
  * one kind of limit: shared memory (scan state, conv taps, row length), the
  * dispatch grid, and storage_range (maxStorageBufferRange; the last rung has
  * one tensor just past it; 0 means 2 GiB). */
-int vkg_perf_refusal_ladder(int demo_op, uint64_t storage_range, struct vkg_perf_shape *c,
-                            int max);
+int vkg_perf_refusal_ladder(int demo_op, uint64_t storage_range, struct vkg_perf_shape *c, int max);
 
 struct vkg_perf_refusal {
-    bool found;                 /* a refused shape within max_bytes */
+    bool found; /* a refused shape within max_bytes */
     struct vkg_perf_shape shape;
-    char reason[256];           /* supports_op's reason */
-    bool found_large;           /* only a larger one is refused */
+    char reason[256]; /* supports_op's reason */
+    bool found_large; /* only a larger one is refused */
     struct vkg_perf_shape large;
     char large_reason[256];
-    char error[256];            /* a candidate that could not be built */
+    char error[256]; /* a candidate that could not be built */
 };
 
 /* Walk the ladder asking backend->supports_op on each single-op node (no
@@ -132,7 +131,7 @@ void vkg_perf_find_refused(struct vkg_backend *backend, int demo_op, double max_
 
 /* ---- small shared helpers ------------------------------------------------ */
 
-double vkg_perf_now_ms(void);      /* monotonic clock */
+double vkg_perf_now_ms(void);             /* monotonic clock */
 double vkg_perf_median(double *v, int n); /* sorts v; NaN for n == 0 */
 /* A whole decimal integer in [lo, hi] (the command-line options); false otherwise. */
 bool vkg_perf_parse_int(const char *s, int lo, int hi, int *out);

@@ -19,14 +19,14 @@ extern "C" {
 
 struct vkgref_metrics {
     int64_t n;
-    double bound_usage;   /* max |got − ref| / tol  (≤ 1 passes) */
-    int64_t worst_index;  /* element of max bound usage (-1 if n == 0) */
+    double bound_usage;  /* max |got − ref| / tol  (≤ 1 passes) */
+    int64_t worst_index; /* element of max bound usage (-1 if n == 0) */
     double worst_got, worst_ref, worst_tol;
-    int64_t n_over;       /* elements with |got − ref| > tol */
-    double max_rel_rms;   /* max |got − ref| / RMS(ref)  (the demo's metric; agree < 5e-3) */
-    double nmse;          /* Σ(got − ref)² / Σ ref² */
-    double max_ulp;       /* max distance in fp32 ULPs between got and fp32(ref) */
-    int64_t n_nonfinite;  /* non-finite got where ref is finite */
+    int64_t n_over;      /* elements with |got − ref| > tol */
+    double max_rel_rms;  /* max |got − ref| / RMS(ref)  (the demo's metric; agree < 5e-3) */
+    double nmse;         /* Σ(got − ref)² / Σ ref² */
+    double max_ulp;      /* max distance in fp32 ULPs between got and fp32(ref) */
+    int64_t n_nonfinite; /* non-finite got where ref is finite */
 };
 
 /* Compute all metrics; tol may be NULL (bound_usage then reported as NaN). */

@@ -80,7 +80,8 @@ struct vkgref_bound vkgref_repeat(const struct vkgref_array *a, const int64_t ne
 /* a summed down to ne; a.ne[i] % ne[i] == 0. */
 struct vkgref_bound vkgref_repeat_back(const struct vkgref_array *a, const int64_t ne[4],
                                        double *out, double *mag);
-/* zeros of root_n elements, with g scattered at the view (ne, byte nb, byte offset; element size 4). */
+/* zeros of root_n elements, with g scattered at the view (ne, byte nb, byte offset; element size
+ * 4). */
 struct vkgref_bound vkgref_view_back(const struct vkgref_array *g, int64_t root_n,
                                      const int64_t view_ne[4], const size_t view_nb[4],
                                      size_t view_offs, double *out, double *mag);
@@ -116,8 +117,8 @@ void vkgref_ssm_conv_back(const struct vkgref_array *sx, const struct vkgref_arr
 void vkgref_ssm_scan_back(const struct vkgref_array *s, const struct vkgref_array *x,
                           const struct vkgref_array *dt, const struct vkgref_array *A,
                           const struct vkgref_array *B, const struct vkgref_array *C,
-                          const struct vkgref_array *ids, const struct vkgref_array *g,
-                          double *out, double *mag, struct vkgref_bound bounds[6]);
+                          const struct vkgref_array *ids, const struct vkgref_array *g, double *out,
+                          double *mag, struct vkgref_bound bounds[6]);
 
 #ifdef __cplusplus
 }

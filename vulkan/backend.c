@@ -226,8 +226,8 @@ static bool key_walk(struct vkg_vk_recording *r, struct vkg_tensor **nodes, int 
     return store || pos == r->n_snap;
 }
 
-static struct vkg_vk_recording *find_recording(struct vkg_vk_backend *be,
-                                               struct vkg_tensor **nodes, int n) {
+static struct vkg_vk_recording *find_recording(struct vkg_vk_backend *be, struct vkg_tensor **nodes,
+                                               int n) {
     for (int i = 0; i < VKG_VK_MAX_RECORDINGS; i++) {
         struct vkg_vk_recording *r = &be->rec[i];
         if (r->valid && r->epoch == be->free_epoch && key_walk(r, nodes, n, false)) return r;
@@ -287,8 +287,9 @@ static enum vkg_status record(struct vkg_vk_backend *be, struct vkg_vk_recording
     r->valid = false;
     for (int i = 0; i < n_nodes; i++)
         if (!family_of(nodes[i]->op))
-            return vkg_error(NULL, VKG_STATUS_UNSUPPORTED, "%s: no Vulkan kernel for %s (node '%s')",
-                             be->name, vkg_op_slug(nodes[i]->op), nodes[i]->name);
+            return vkg_error(NULL, VKG_STATUS_UNSUPPORTED,
+                             "%s: no Vulkan kernel for %s (node '%s')", be->name,
+                             vkg_op_slug(nodes[i]->op), nodes[i]->name);
     enum vkg_status st = ensure_queries(be, r, n_nodes);
     if (st != VKG_STATUS_OK) return st;
     if (!r->cmd) {
@@ -322,8 +323,7 @@ static enum vkg_status record(struct vkg_vk_backend *be, struct vkg_vk_recording
             goto fail;
         }
         if (r->queries)
-            vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, r->queries,
-                                2u * i + 1);
+            vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, r->queries, 2u * i + 1);
         vkg_vk_barrier(enc);
     }
     if ((st = vkg_vk_cmd_end(cmd)) != VKG_STATUS_OK) return st;

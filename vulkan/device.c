@@ -32,7 +32,7 @@ static struct {
 
 const char *vkg_vk_result_str(VkResult r) {
     switch (r) {
-    // clang-format off
+        // clang-format off
 #define R(x) case x: return #x;
     R(VK_SUCCESS)
     R(VK_NOT_READY)

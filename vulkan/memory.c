@@ -192,8 +192,8 @@ void vkg_vk_submitter_destroy(struct vkg_vk_device *dev, struct vkg_vk_submitter
 
 enum vkg_status vkg_vk_cmd_begin(VkCommandBuffer cmd, bool one_time) {
     VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                                   .flags = one_time ? VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT
-                                                     : 0};
+                                   .flags =
+                                       one_time ? VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT : 0};
     enum vkg_status st = VKG_VK_CHECK(vkBeginCommandBuffer(cmd, &bi));
     if (st != VKG_STATUS_OK) return st;
     /* Order this submission after everything earlier on the queue (writes by
@@ -219,8 +219,7 @@ enum vkg_status vkg_vk_cmd_end(VkCommandBuffer cmd) {
                           .srcAccessMask =
                               VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
                           .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
-    vkCmdPipelineBarrier(cmd,
-                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
                          VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
     return VKG_VK_CHECK(vkEndCommandBuffer(cmd));
 }
@@ -239,9 +238,8 @@ enum vkg_status vkg_vk_submitter_begin(struct vkg_vk_backend *be, struct vkg_vk_
 #define VKG_VK_SPIN_NS          2000000L /* 2 ms */
 
 enum vkg_status vkg_vk_submit_wait(struct vkg_vk_backend *be, VkCommandBuffer cmd, VkFence fence) {
-    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                       .commandBufferCount = 1,
-                       .pCommandBuffers = &cmd};
+    VkSubmitInfo si = {
+        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cmd};
     enum vkg_status st = VKG_VK_CHECK(vkQueueSubmit(be->dev.queue, 1, &si, fence));
     if (st != VKG_STATUS_OK) {
         if (st == VKG_STATUS_DEVICE_LOST) be->lost = true;

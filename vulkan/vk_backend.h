@@ -20,8 +20,8 @@
 
 #include "vk_impl.h"
 
-#define VKG_VK_MAX_SCRATCH 16   /* scratch regions per node */
-#define VKG_VK_MAX_RECORDINGS 8 /* command buffers kept for resubmission */
+#define VKG_VK_MAX_SCRATCH    16 /* scratch regions per node */
+#define VKG_VK_MAX_RECORDINGS 8  /* command buffers kept for resubmission */
 
 /* A command buffer with its pool and fence, reused submit after submit. */
 struct vkg_vk_submitter {
@@ -59,9 +59,9 @@ struct vkg_vk_encoder {
     struct vkg_vk_backend *be;
     VkCommandBuffer cmd;
     struct vkg_vk_desc_pools *desc; /* the recording's, for descriptor sets */
-    const struct vkg_tensor *node; /* being encoded */
-    bool drop;                     /* VKG_FAULT_DROP_DISPATCH matches node */
-    VkPipeline bound;              /* last bound pipeline, to skip rebinds */
+    const struct vkg_tensor *node;  /* being encoded */
+    bool drop;                      /* VKG_FAULT_DROP_DISPATCH matches node */
+    VkPipeline bound;               /* last bound pipeline, to skip rebinds */
     /* Scratch: a bump allocator over be->scratch, reset per node. */
     size_t scratch_used;
     int n_scratch;

@@ -124,7 +124,7 @@ struct scan_cplan {
 /* How a node is laid out on a device. */
 struct scan_plan {
     struct vkg_scan_dims d;
-    uint32_t wg, rb, ct, sh; /* specialization constants */
+    uint32_t wg, rb, ct, sh;  /* specialization constants */
     uint32_t kw_fwd, kw_back; /* row-block backward: chunks per dispatch, each walk */
     uint32_t kw_scan;         /* forward: tokens per dispatch */
     uint64_t n_wg, st_floats, pt_floats;
@@ -177,10 +177,10 @@ static struct scan_iters scan_row_iters(uint64_t wg, uint64_t rb, uint64_t ds) {
     const uint64_t inner = seg_len > rb ? seg_len : rb;
     struct scan_iters it;
     it.fwd = 1 + 2 * cdiv(ne, wg) + stage;
-    it.back = (1 + stage + 2 * cdiv(ne, wg))                   /* replay, and its checkpoint */
-              + (1 + stage + cdiv(rb, wg) + cdiv(ne, wg))      /* staging, lambda step */
-              + cdiv(rb * nseg + ds, wg) * (1 + inner)         /* segment and row sums */
-              + cdiv(rb, wg) * (1 + cdiv(ds, seg_len));        /* row totals */
+    it.back = (1 + stage + 2 * cdiv(ne, wg))              /* replay, and its checkpoint */
+              + (1 + stage + cdiv(rb, wg) + cdiv(ne, wg)) /* staging, lambda step */
+              + cdiv(rb * nseg + ds, wg) * (1 + inner)    /* segment and row sums */
+              + cdiv(rb, wg) * (1 + cdiv(ds, seg_len));   /* row totals */
     it.fixed = 8 + 6 * cdiv(ne, wg);
     /* token loop; staging (rows, states); state update; row sums (rows,
      * then d_state terms each) */
@@ -489,8 +489,7 @@ static enum vkg_status scan_encode(struct vkg_vk_encoder *enc, const struct vkg_
         st = scan_windows(enc, &k_back_main, mspec, 0, t, 11, &p, gx, gy, n_chunks, pl.kw_fwd);
         vkg_vk_barrier(enc);
         if (st == VKG_STATUS_OK)
-            st = scan_windows(enc, &k_back_main, mspec, 2, t, 11, &p, gx, gy, n_chunks,
-                              pl.kw_back);
+            st = scan_windows(enc, &k_back_main, mspec, 2, t, 11, &p, gx, gy, n_chunks, pl.kw_back);
     }
     if (st != VKG_STATUS_OK) return st;
     vkg_vk_barrier(enc);

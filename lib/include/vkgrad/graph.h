@@ -45,7 +45,8 @@ struct vkg_tensor *vkg_graph_get_grad(const struct vkg_graph *graph, const struc
 enum vkg_status vkg_graph_reset(struct vkg_graph *graph);
 
 int vkg_graph_n_nodes(const struct vkg_graph *graph);
-struct vkg_tensor *vkg_graph_node(const struct vkg_graph *graph, int i); /* i < 0 counts from the end */
+struct vkg_tensor *vkg_graph_node(const struct vkg_graph *graph,
+                                  int i); /* i < 0 counts from the end */
 int vkg_graph_n_leafs(const struct vkg_graph *graph);
 struct vkg_tensor *vkg_graph_leaf(const struct vkg_graph *graph, int i);
 /* The LOSS tensor and its gradient leaf (NULL if absent). */

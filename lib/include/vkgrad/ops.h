@@ -30,15 +30,15 @@ enum vkg_op {
     VKG_OP_PERMUTE, /* op_params[0..3] = axes */
     /* glue */
     VKG_OP_CONT,
-    VKG_OP_ADD,    /* src1 may broadcast: a.ne[i] % b.ne[i] == 0 */
-    VKG_OP_SUB,    /* same broadcasting as ADD */
-    VKG_OP_MUL,    /* same broadcasting as ADD */
-    VKG_OP_SCALE,  /* op_params[0] = float bits of the scale */
+    VKG_OP_ADD,   /* src1 may broadcast: a.ne[i] % b.ne[i] == 0 */
+    VKG_OP_SUB,   /* same broadcasting as ADD */
+    VKG_OP_MUL,   /* same broadcasting as ADD */
+    VKG_OP_SCALE, /* op_params[0] = float bits of the scale */
     VKG_OP_NEG,
     VKG_OP_SQR,
-    VKG_OP_SUM,      /* -> [1] */
-    VKG_OP_SUM_ROWS, /* [n0,n1,n2,n3] -> [1,n1,n2,n3] */
-    VKG_OP_REPEAT,   /* src0 broadcast to the shape of src1 (src1 gives the shape only) */
+    VKG_OP_SUM,         /* -> [1] */
+    VKG_OP_SUM_ROWS,    /* [n0,n1,n2,n3] -> [1,n1,n2,n3] */
+    VKG_OP_REPEAT,      /* src0 broadcast to the shape of src1 (src1 gives the shape only) */
     VKG_OP_REPEAT_BACK, /* sum src0 down to the shape of src1 (backward of REPEAT/broadcast) */
     VKG_OP_VIEW_BACK,   /* zeros of the shape of src1's storage root, with src0 written
                            at the place of view op_params (see below): backward of a view */
@@ -88,7 +88,8 @@ struct vkg_tensor *vkg_view_back(struct vkg_context *ctx, struct vkg_tensor *g,
 struct vkg_tensor *vkg_mul_mat(struct vkg_context *ctx, struct vkg_tensor *a, struct vkg_tensor *b);
 /* a[m,K,a2,a3], b[n,K,b2,b3] -> [m,n,b2,b3]; b2 % a2 == 0, b3 % a3 == 0;
  * b may be transposed/strided. */
-struct vkg_tensor *vkg_out_prod(struct vkg_context *ctx, struct vkg_tensor *a, struct vkg_tensor *b);
+struct vkg_tensor *vkg_out_prod(struct vkg_context *ctx, struct vkg_tensor *a,
+                                struct vkg_tensor *b);
 /* logits and labels of the same shape [nc, rows...] -> [1]. */
 struct vkg_tensor *vkg_cross_entropy_loss(struct vkg_context *ctx, struct vkg_tensor *logits,
                                           struct vkg_tensor *labels);
@@ -100,10 +101,9 @@ struct vkg_tensor *vkg_ssm_conv(struct vkg_context *ctx, struct vkg_tensor *sx,
  * values in [0, n_slots) (checked at compute time by the kernels' callers:
  * out-of-range ids give VKG_STATUS_INVALID_ARGUMENT, never a wild write).
  * Result: 1-D F32 of numel(y) + numel(final states), y first. */
-struct vkg_tensor *vkg_ssm_scan(struct vkg_context *ctx, struct vkg_tensor *s,
-                                struct vkg_tensor *x, struct vkg_tensor *dt, struct vkg_tensor *A,
-                                struct vkg_tensor *B, struct vkg_tensor *C,
-                                struct vkg_tensor *ids);
+struct vkg_tensor *vkg_ssm_scan(struct vkg_context *ctx, struct vkg_tensor *s, struct vkg_tensor *x,
+                                struct vkg_tensor *dt, struct vkg_tensor *A, struct vkg_tensor *B,
+                                struct vkg_tensor *C, struct vkg_tensor *ids);
 /* View of y [head_dim, n_head, n_tok, n_seqs] (x's shape) inside a scan result. */
 struct vkg_tensor *vkg_ssm_scan_output(struct vkg_context *ctx, struct vkg_tensor *scan,
                                        struct vkg_tensor *x);
@@ -133,7 +133,14 @@ struct vkg_tensor *vkg_ssm_scan_back(struct vkg_context *ctx, struct vkg_tensor 
                                      struct vkg_tensor *C, struct vkg_tensor *ids,
                                      struct vkg_tensor *g);
 /* Which part of a scan_back result: 0 d_s, 1 d_x, 2 d_dt, 3 d_A, 4 d_B, 5 d_C. */
-enum vkg_scan_grad { VKG_SCAN_D_S, VKG_SCAN_D_X, VKG_SCAN_D_DT, VKG_SCAN_D_A, VKG_SCAN_D_B, VKG_SCAN_D_C };
+enum vkg_scan_grad {
+    VKG_SCAN_D_S,
+    VKG_SCAN_D_X,
+    VKG_SCAN_D_DT,
+    VKG_SCAN_D_A,
+    VKG_SCAN_D_B,
+    VKG_SCAN_D_C
+};
 /* View of one part of a scan_back result; `like` is the input it is the gradient of. */
 struct vkg_tensor *vkg_ssm_scan_back_part(struct vkg_context *ctx, struct vkg_tensor *back,
                                           enum vkg_scan_grad part, struct vkg_tensor *like);

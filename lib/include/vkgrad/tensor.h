@@ -25,23 +25,19 @@
 extern "C" {
 #endif
 
-#define VKG_MAX_DIMS 4
-#define VKG_MAX_SRC 10
+#define VKG_MAX_DIMS      4
+#define VKG_MAX_SRC       10
 #define VKG_MAX_OP_PARAMS 16 /* int32 words */
-#define VKG_MAX_NAME 64
+#define VKG_MAX_NAME      64
 
-enum vkg_type {
-    VKG_TYPE_F32 = 0,
-    VKG_TYPE_I32 = 1,
-    VKG_TYPE_COUNT
-};
+enum vkg_type { VKG_TYPE_F32 = 0, VKG_TYPE_I32 = 1, VKG_TYPE_COUNT };
 
 /* Tensor roles (bit flags). */
 enum vkg_tensor_flag {
-    VKG_FLAG_INPUT = 1 << 0,  /* filled by the user before compute */
-    VKG_FLAG_OUTPUT = 1 << 1, /* read by the user after compute */
-    VKG_FLAG_PARAM = 1 << 2,  /* a trainable parameter: autodiff makes its gradient */
-    VKG_FLAG_LOSS = 1 << 3,   /* the scalar loss autodiff starts from */
+    VKG_FLAG_INPUT = 1 << 0,     /* filled by the user before compute */
+    VKG_FLAG_OUTPUT = 1 << 1,    /* read by the user after compute */
+    VKG_FLAG_PARAM = 1 << 2,     /* a trainable parameter: autodiff makes its gradient */
+    VKG_FLAG_LOSS = 1 << 3,      /* the scalar loss autodiff starts from */
     VKG_FLAG_LOSS_GRAD = 1 << 4, /* dL/dL, set to 1 by vkg_graph_reset */
 };
 

@@ -27,13 +27,13 @@ struct vkg_vulkan_device_info {
     char driver_version[64]; /* decoded per vendor conventions */
     char api_version[32];    /* "1.3.255" */
     uint32_t vendor_id, device_id;
-    bool is_cpu;             /* e.g. lavapipe */
+    bool is_cpu; /* e.g. lavapipe */
     uint32_t subgroup_size;
-    uint32_t max_shared_memory;     /* maxComputeSharedMemorySize, bytes */
+    uint32_t max_shared_memory; /* maxComputeSharedMemorySize, bytes */
     uint32_t max_workgroup_invocations;
     uint64_t max_storage_buffer_range;
     uint64_t device_local_bytes;
-    bool float_atomic_add;          /* shaderBufferFloat32AtomicAdd */
+    bool float_atomic_add; /* shaderBufferFloat32AtomicAdd */
     bool cooperative_matrix;
     double timestamp_period_ns;
 };
