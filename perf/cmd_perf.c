@@ -162,6 +162,7 @@ static int parse_opts(int argc, char **argv, struct perf_opts *o) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int shared;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             return 0;
@@ -173,24 +174,10 @@ static int parse_opts(int argc, char **argv, struct perf_opts *o) {
             o->no_refused = true;
         } else if (!strcmp(a, "--list-devices")) {
             o->list_devices = true;
-        } else if (!strcmp(a, "--device") && v) {
+        } else if ((shared = vkg_perf_parse_shared_opt("vkgrad perf", a, v, MAX_DEVICES - 1,
+                                                       &o->device, &o->reps, &o->cpu_threads))) {
+            if (shared < 0) return 2;
             i++;
-            if (strcmp(v, "all") && !vkg_perf_parse_int(v, 0, MAX_DEVICES - 1, &o->device)) {
-                fprintf(stderr, "vkgrad perf: --device wants an index or 'all', got '%s'\n", v);
-                return 2;
-            }
-        } else if (!strcmp(a, "--reps") && v) {
-            i++;
-            if (!vkg_perf_parse_int(v, 1, 100000, &o->reps)) {
-                fprintf(stderr, "vkgrad perf: --reps wants an integer >= 1, got '%s'\n", v);
-                return 2;
-            }
-        } else if (!strcmp(a, "--cpu-threads") && v) {
-            i++;
-            if (!vkg_perf_parse_int(v, 1, 4096, &o->cpu_threads)) {
-                fprintf(stderr, "vkgrad perf: --cpu-threads wants an integer >= 1, got '%s'\n", v);
-                return 2;
-            }
         } else if (!strcmp(a, "--cpu-cap-gflop") && v) {
             i++;
             char *end;

@@ -59,30 +59,16 @@ static int parse_opts(int argc, char **argv, struct demo_opts *o) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int shared;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             return 0;
         } else if (!strcmp(a, "--no-refused")) {
             o->refused = false;
-        } else if (!strcmp(a, "--device") && v) {
+        } else if ((shared = vkg_perf_parse_shared_opt("vkgrad demo", a, v, MAX_DEVICES - 1,
+                                                       &o->device, &o->reps, &o->cpu_threads))) {
+            if (shared < 0) return 2;
             i++;
-            if (strcmp(v, "all") && !vkg_perf_parse_int(v, 0, MAX_DEVICES - 1, &o->device)) {
-                fprintf(stderr, "vkgrad demo: --device wants a device index or 'all', got '%s'\n",
-                        v);
-                return 2;
-            }
-        } else if (!strcmp(a, "--reps") && v) {
-            i++;
-            if (!vkg_perf_parse_int(v, 1, 100000, &o->reps)) {
-                fprintf(stderr, "vkgrad demo: --reps wants an integer >= 1, got '%s'\n", v);
-                return 2;
-            }
-        } else if (!strcmp(a, "--cpu-threads") && v) {
-            i++;
-            if (!vkg_perf_parse_int(v, 1, 4096, &o->cpu_threads)) {
-                fprintf(stderr, "vkgrad demo: --cpu-threads wants an integer >= 1, got '%s'\n", v);
-                return 2;
-            }
         } else {
             fprintf(stderr, "vkgrad demo: unknown or incomplete option '%s'\n\n", a);
             usage(stderr);

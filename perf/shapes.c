@@ -503,3 +503,27 @@ bool vkg_perf_parse_int(const char *s, int lo, int hi, int *out) {
     *out = (int)v;
     return true;
 }
+
+int vkg_perf_parse_shared_opt(const char *prog, const char *a, const char *v, int max_device,
+                              int *device, int *reps, int *cpu_threads) {
+    if (!v) return 0;
+    if (!strcmp(a, "--device")) {
+        if (strcmp(v, "all") && !vkg_perf_parse_int(v, 0, max_device, device)) {
+            fprintf(stderr, "%s: --device wants a device index or 'all', got '%s'\n", prog, v);
+            return -1;
+        }
+    } else if (!strcmp(a, "--reps")) {
+        if (!vkg_perf_parse_int(v, 1, 100000, reps)) {
+            fprintf(stderr, "%s: --reps wants an integer >= 1, got '%s'\n", prog, v);
+            return -1;
+        }
+    } else if (!strcmp(a, "--cpu-threads")) {
+        if (!vkg_perf_parse_int(v, 1, 4096, cpu_threads)) {
+            fprintf(stderr, "%s: --cpu-threads wants an integer >= 1, got '%s'\n", prog, v);
+            return -1;
+        }
+    } else {
+        return 0;
+    }
+    return 1;
+}

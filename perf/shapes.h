@@ -135,6 +135,12 @@ double vkg_perf_now_ms(void);             /* monotonic clock */
 double vkg_perf_median(double *v, int n); /* sorts v; NaN for n == 0 */
 /* A whole decimal integer in [lo, hi] (the command-line options); false otherwise. */
 bool vkg_perf_parse_int(const char *s, int lo, int hi, int *out);
+/* The options `vkgrad demo` and `vkgrad perf` share: --device N|all (N into
+ * *device, 'all' leaves it), --reps N, --cpu-threads N, each with its value in
+ * v. Returns 1 when a was one of them and v was good, 0 when a is not one of
+ * them (or has no value), -1 on a bad value (message printed, prefixed prog). */
+int vkg_perf_parse_shared_opt(const char *prog, const char *a, const char *v, int max_device,
+                              int *device, int *reps, int *cpu_threads);
 /* Lowercase device slug: "lavapipe" for Mesa's software device, otherwise
  * the device name lowercased with runs of other characters turned into '-'
  * ("NVIDIA H200" -> "nvidia-h200"). */
