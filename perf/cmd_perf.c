@@ -95,6 +95,7 @@ struct perf_opts {
     double cpu_cap_gflop;
     bool no_cpu, no_refused, list_devices;
     const char *csv;
+    const char *shape; /* substring of the shape string, or NULL for every shape */
     bool ops[VKG_PERF_N_OPS];
 };
 
@@ -105,7 +106,8 @@ static void usage(FILE *f) {
     fprintf(
         f,
         "usage: vkgrad perf [--device N|all] [--quick] [--ops LIST] [--reps N] [--csv FILE]\n"
-        "                   [--cpu-threads N] [--cpu-cap-gflop X] [--no-cpu] [--no-refused]\n"
+        "                   [--shape TEXT] [--cpu-threads N] [--cpu-cap-gflop X] [--no-cpu]\n"
+        "                   [--no-refused]\n"
         "       vkgrad perf --list-devices\n"
         "\n"
         "Benchmarks the backward ops per shape, from the demo's sizes up to GPU-saturating\n"
@@ -116,6 +118,8 @@ static void usage(FILE *f) {
         "  --ops LIST           comma-separated: out_prod (dW), out_prod_t (dX, transposed\n"
         "                       src1), cross_entropy_loss_back, ssm_conv_back, ssm_scan_back\n"
         "                       (Mamba-2 and Mamba-1); a prefix selects every match\n"
+        "  --shape TEXT         only the shapes whose name contains TEXT\n"
+        "                       (e.g. n_class=32000.n_rows=4096; names as in the CSV)\n"
         "  --reps N             timed computes after a warm-up (default 20; quick 3)\n"
         "  --csv FILE           write the CSV there (default: stdout)\n"
         "  --cpu-threads N      CPU backend and sgemm threads (default: all cores)\n"
@@ -188,6 +192,8 @@ static int parse_opts(int argc, char **argv, struct perf_opts *o) {
             }
         } else if (!strcmp(a, "--csv") && v) {
             o->csv = argv[++i];
+        } else if (!strcmp(a, "--shape") && v) {
+            o->shape = argv[++i];
         } else if (!strcmp(a, "--ops") && v) {
             if (!parse_ops(argv[++i], o->ops)) return 2;
         } else {
@@ -286,7 +292,11 @@ static void run_row(struct sweep *sw, struct vkg_backend *backend, const char *d
 }
 
 static bool op_selected(const struct perf_opts *o, const struct vkg_perf_shape *s) {
-    return o->ops[s->op];
+    if (!o->ops[s->op]) return false;
+    if (!o->shape) return true;
+    char name[200];
+    vkg_perf_shape_str(s, name, sizeof name);
+    return strstr(name, o->shape) != NULL;
 }
 
 int vkg_cmd_perf(int argc, char **argv) {
