@@ -29,12 +29,14 @@ struct demo_opts {
     int reps;
     int cpu_threads; /* 0: backend default (all cores) */
     bool refused;
+    bool profile;
 };
 
 static void usage(FILE *f) {
     fprintf(
         f,
         "usage: vkgrad demo [--device N|all] [--reps N] [--cpu-threads N] [--no-refused]\n"
+        "                   [--profile]\n"
         "\n"
         "Builds the four training graphs of the seed demo (OUT_PROD dense 512->256 batch 64;\n"
         "cross-entropy 256 classes x 512 rows, one-hot labels; SSM_CONV d_conv 4, d_inner\n"
@@ -49,6 +51,8 @@ static void usage(FILE *f) {
         "  --reps N          timed repetitions after the warm-up (default 20)\n"
         "  --cpu-threads N   threads of the CPU backend (default: all cores)\n"
         "  --no-refused      skip the refused-shape rows\n"
+        "  --profile         per graph and device, every computing node with its median time\n"
+        "                    (GPU timestamps on a GPU): where the wall time of a compute goes\n"
         "\n"
         "Ends with OK / FELL BACK / MISMATCH / NOT COMPARED per device; exit 0 on OK\n"
         "for every device, 1 otherwise (also when there is no Vulkan device), 2 on bad usage.\n");
@@ -65,6 +69,8 @@ static int parse_opts(int argc, char **argv, struct demo_opts *o) {
             return 0;
         } else if (!strcmp(a, "--no-refused")) {
             o->refused = false;
+        } else if (!strcmp(a, "--profile")) {
+            o->profile = true;
         } else if ((shared = vkg_perf_parse_shared_opt("vkgrad demo", a, v, MAX_DEVICES - 1,
                                                        &o->device, &o->reps, &o->cpu_threads))) {
             if (shared < 0) return 2;
@@ -96,6 +102,32 @@ struct op_row {
     struct vkg_demo_result rres[MAX_DEVICES];
     double r_rel_ref[MAX_DEVICES];
 };
+
+/* The nodes of one run, slowest first, with their share of the wall time. */
+static void print_profile(const char *label, const char *backend, const struct vkg_demo_result *r) {
+    if (r->status != VKG_STATUS_OK || r->n_nodes == 0) return;
+    int order[VKG_DEMO_MAX_NODES];
+    double sum = 0;
+    for (int i = 0; i < r->n_nodes; i++) {
+        order[i] = i;
+        sum += r->nodes[i].us;
+    }
+    for (int i = 1; i < r->n_nodes; i++) /* insertion sort, slowest first */
+        for (int j = i; j > 0 && r->nodes[order[j]].us > r->nodes[order[j - 1]].us; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    printf("\nProfile: %s graph on %s, wall %.1f us per compute, nodes %.1f us in all\n", label,
+           backend, r->ms * 1e3, sum);
+    printf("  %-26s %-22s %-9s %10s %6s\n", "op", "node", "backend", "us", "share");
+    for (int i = 0; i < r->n_nodes; i++) {
+        const struct vkg_demo_node_time *nt = &r->nodes[order[i]];
+        printf("  %-26s %-22s %-9s %10.2f %5.1f%%%s\n", nt->op, nt->name[0] ? nt->name : "-",
+               nt->backend, nt->us, r->ms > 0 ? 100.0 * nt->us / (r->ms * 1e3) : 0.0,
+               nt->gpu ? "" : "  (host)");
+    }
+}
 
 static const char *agree_str(double rel) {
     if (!isfinite(rel)) return "??";
@@ -374,7 +406,11 @@ int vkg_cmd_demo(int argc, char **argv) {
     for (int d = 0; d < n_dev; d++) {
         print_summary(rows, VKG_DEMO_N_OPS, d, devs[d], vk_names[d], o.refused);
         all_ok = print_verdict(rows, VKG_DEMO_N_OPS, d, vk_names[d], o.refused) && all_ok;
+        for (int i = 0; i < VKG_DEMO_N_OPS && o.profile; i++)
+            print_profile(vkg_demo_label(&rows[i].shape), vk_names[d], &rows[i].vk[d]);
     }
+    for (int i = 0; i < VKG_DEMO_N_OPS && o.profile && n_dev == 0; i++)
+        print_profile(vkg_demo_label(&rows[i].shape), "CPU", &rows[i].cpu);
 
     for (int i = 0; i < VKG_DEMO_N_OPS; i++) {
         struct op_row *r = &rows[i];

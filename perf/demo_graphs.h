@@ -27,6 +27,7 @@
 #include "shapes.h"
 
 #define VKG_DEMO_MAX_GRADS 4
+#define VKG_DEMO_MAX_NODES 48
 #define VKG_DEMO_SEED      20260819u
 
 /* The demo's shapes (issue text): OUT_PROD dense 512 -> 256, batch 64;
@@ -64,6 +65,17 @@ struct vkg_demo_result {
     double ms;      /* median wall time of one compute */
     double node_us; /* median time of the probe node (GPU timestamps when on GPU) */
     bool node_time_is_gpu;
+    /* Every computing node of the graph in execution order, with its median
+     * time over the timed computes (GPU timestamps when on a GPU); where the
+     * wall time goes. Views and leaves have no time and are left out. */
+    int n_nodes;
+    struct vkg_demo_node_time {
+        char op[32];
+        char name[VKG_MAX_NAME];
+        char backend[32];
+        double us;
+        bool gpu;
+    } nodes[VKG_DEMO_MAX_NODES];
     float *grad[VKG_DEMO_MAX_GRADS]; /* the gradients read back, malloc'ed */
 };
 
