@@ -8,6 +8,7 @@
 #   perf/run.sh [--quick] [--no-build] [--no-plots] [--build-dir DIR] [--out DIR]
 #
 #   --quick       small shapes and the default conformance tier (CI)
+#   (the demo runs with --profile: demo.txt ends with where each graph spends its time)
 #   --no-build    use an existing build; install nothing (a machine without
 #                 glslang, gnuplot or -dev packages)
 #   --no-plots    write the raw results only (perf.csv, conform.jsonl, *.txt);
@@ -53,7 +54,7 @@ if [ ${#devices[@]} -eq 0 ]; then
   echo "run.sh: no Vulkan device (not even lavapipe: install mesa-vulkan-drivers); CPU only" >&2
   devices=("-1	cpu	CPU")
 fi
-perf_args=() demo_args=() conform_args=()
+perf_args=() demo_args=(--profile) conform_args=()
 [ $quick -eq 1 ] && { perf_args+=(--quick); demo_args+=(--reps 3); }
 
 status=0
