@@ -319,6 +319,9 @@ enum vkg_status vkg_vk_device_open(int index, struct vkg_vk_device *d) {
             chosen = (int)q;
     }
     if (chosen >= 0) d->timestamp_valid_bits = qf[chosen].timestampValidBits;
+    /* Measurement knob: no per-node timestamps (node times unknown), to see
+     * what writing them costs a compute's wall time. */
+    if (getenv("VKG_VK_NO_TIMESTAMPS")) d->timestamp_valid_bits = 0;
     free(qf);
     if (chosen < 0)
         return vkg_error(NULL, VKG_STATUS_UNSUPPORTED, "Vulkan%d (%s) has no compute queue", index,
