@@ -271,6 +271,7 @@ enum conf_status conf_run_case(const struct conf_case *c, const struct conf_targ
         goto done;
     }
     enum vkg_status st = vkg_sched_set_guard_bytes(sched, GUARD_BYTES);
+    if (st == VKG_STATUS_OK) st = vkg_sched_set_profiling(sched, true); /* the GPU time column */
     if (st == VKG_STATUS_OK) st = vkg_sched_alloc_graph(sched, b.graph);
     if (st != VKG_STATUS_OK) {
         if (st == VKG_STATUS_OUT_OF_MEMORY || st == VKG_STATUS_UNSUPPORTED)

@@ -234,6 +234,45 @@ static void sched__cpu_only_is_one_split(void **state) {
     dense_free(&d);
 }
 
+/* Node times are measured only while profiling (off by default), on the CPU
+ * (host time) and on a Vulkan device (GPU timestamps) when there is one; the
+ * results are right in both modes, and switching back and forth reuses
+ * nothing stale. */
+static const struct vkg_tensor *find_op(struct vkg_graph *g, int op);
+
+static void sched__node_times_only_while_profiling(void **state) {
+    (void)state;
+    assert_int_equal(vkg_sched_set_profiling(NULL, true), VKG_STATUS_INVALID_ARGUMENT);
+    for (int dev = -1; dev < (vkg_vulkan_device_count() > 0 ? 1 : 0); dev++) {
+        struct dense d;
+        dense_build(&d);
+        struct vkg_backend *vk = dev >= 0 ? vkg_backend_vulkan_init(dev) : NULL;
+        if (dev >= 0) assert_non_null(vk);
+        struct vkg_backend *bk[1] = {vk};
+        struct vkg_sched *s = vkg_sched_new(vk ? bk : NULL, vk ? 1 : 0);
+        assert_non_null(s);
+        for (int round = 0; round < 4; round++) {
+            const bool on = round % 2 == 1;
+            assert_int_equal(vkg_sched_set_profiling(s, on), VKG_STATUS_OK);
+            dense_run(&d, s);
+            dense_check(&d);
+            const struct vkg_tensor *node = find_op(d.graph, VKG_OP_OUT_PROD);
+            assert_non_null(node);
+            double us = vkg_sched_get_node_time_us(s, node);
+            if (!on) {
+                assert_true(us < 0);
+                assert_false(vkg_sched_node_time_is_gpu(s, node));
+            } else {
+                assert_true(us >= 0);
+                assert_int_equal(vkg_sched_node_time_is_gpu(s, node), vk != NULL);
+            }
+        }
+        vkg_sched_free(s);
+        vkg_backend_free(vk);
+        dense_free(&d);
+    }
+}
+
 static const struct vkg_tensor *find_op(struct vkg_graph *g, int op) {
     for (int i = 0; i < vkg_graph_n_nodes(g); i++)
         if (vkg_graph_node(g, i)->op == op) return vkg_graph_node(g, i);
@@ -454,6 +493,7 @@ int main(void) {
         cmocka_unit_test(sched__frees_every_buffer),
         cmocka_unit_test(sched__bad_input_is_refused),
         cmocka_unit_test(sched__context_storage_is_refused),
+        cmocka_unit_test(sched__node_times_only_while_profiling),
     };
     return cmocka_run_group_tests_name("sched", tests, NULL, NULL);
 }

@@ -61,6 +61,11 @@ struct vkg_backend_iface {
      * the device (timestamp queries). Optional: NULL -> the scheduler reports
      * host wall time per split. Returns false if no times are available. */
     bool (*get_node_times_us)(struct vkg_backend *backend, double *us, int n_nodes);
+    /* Measure node times in the following computes, or not (timestamps cost
+     * a few µs per node on a GPU). Optional: NULL -> the backend always
+     * measures when it has get_node_times_us. The scheduler calls it before
+     * every compute with its own setting (vkg_sched_set_profiling). */
+    void (*set_profiling)(struct vkg_backend *backend, bool on);
     /* Wait for all submitted work. Optional. */
     enum vkg_status (*synchronize)(struct vkg_backend *backend);
 };

@@ -4,10 +4,11 @@
  * Timing (vkg_perf_time_node): a graph of the single backward node is built
  * in a no-alloc context, scheduled on the backends given (CPU appended as the
  * fallback), filled with seeded inputs, warmed up (at least 3 computes and 200 ms: pipelines,
- * clocks, first touch), then reps times. Per compute we keep the wall time of
- * vkg_sched_graph_compute (submit, wait, copies, any fallback) and the node's
- * own time from vkg_sched_get_node_time_us (GPU timestamps on Vulkan); the
- * row reports medians.
+ * clocks, first touch), then reps times. Per rep we keep the wall time of an
+ * unprofiled vkg_sched_graph_compute (submit, wait, copies, any fallback) and,
+ * from a second, profiled compute, the node's own time from
+ * vkg_sched_get_node_time_us (GPU timestamps on Vulkan); the row reports
+ * medians.
  *
  * Derived columns: GB/s = bytes / gpu time, GFLOP/s = flops / gpu time, and
  * the fraction of the device's measured roofline,

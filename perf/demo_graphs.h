@@ -62,7 +62,7 @@ struct vkg_demo_result {
     char placement[64]; /* backend name of the probe node */
     char reason[256];   /* vkg_sched_get_placement_reason of the probe node */
     int n_splits;
-    double ms;      /* median wall time of one compute */
+    double ms;      /* median wall time of one compute (not profiled) */
     double node_us; /* median time of the probe node (GPU timestamps when on GPU) */
     bool node_time_is_gpu;
     /* Every computing node of the graph in execution order, with its median

@@ -5,9 +5,10 @@
  * maxStorageBufferRange), then the op family's own limits; every refusal
  * names its reason.
  *
- * graph_compute records the whole split into one command buffer: per node a
- * timestamp, the node's dispatches, a timestamp and a barrier; then one
- * submit and a fence wait. The recording is kept (vk_backend.h says when it
+ * graph_compute records the whole split into one command buffer: per node
+ * the node's dispatches and a barrier, and while profiling a timestamp on
+ * either side (they cost 2-3 µs per node on an H200, so a compute that is
+ * not profiled writes none); then one submit and a fence wait. The recording is kept (vk_backend.h says when it
  * is still valid), so computing the same split again costs the ids check, a
  * key comparison, one submit and one query read: no pipeline, descriptor or
  * command-buffer work on that path. The scan ids are checked on the host
@@ -230,7 +231,9 @@ static struct vkg_vk_recording *find_recording(struct vkg_vk_backend *be, struct
                                                int n) {
     for (int i = 0; i < VKG_VK_MAX_RECORDINGS; i++) {
         struct vkg_vk_recording *r = &be->rec[i];
-        if (r->valid && r->epoch == be->free_epoch && key_walk(r, nodes, n, false)) return r;
+        if (r->valid && r->epoch == be->free_epoch && r->timed == be->profiling &&
+            key_walk(r, nodes, n, false))
+            return r;
     }
     return NULL;
 }
@@ -262,7 +265,7 @@ static enum vkg_status ensure_queries(struct vkg_vk_backend *be, struct vkg_vk_r
         be->node_us = p;
         be->node_us_capacity = n_nodes;
     }
-    if (be->dev.timestamp_valid_bits == 0) return VKG_STATUS_OK;
+    if (be->dev.timestamp_valid_bits == 0 || !be->profiling) return VKG_STATUS_OK;
     uint32_t need = 2u * (uint32_t)n_nodes;
     if (need <= r->query_capacity) return VKG_STATUS_OK;
     uint32_t cap = r->query_capacity ? r->query_capacity : 64;
@@ -292,6 +295,8 @@ static enum vkg_status record(struct vkg_vk_backend *be, struct vkg_vk_recording
                              vkg_op_slug(nodes[i]->op), nodes[i]->name);
     enum vkg_status st = ensure_queries(be, r, n_nodes);
     if (st != VKG_STATUS_OK) return st;
+    r->timed = be->profiling;
+    const bool ts = r->timed && r->queries;
     if (!r->cmd) {
         VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                                           .commandPool = be->rec_pool,
@@ -309,10 +314,10 @@ static enum vkg_status record(struct vkg_vk_backend *be, struct vkg_vk_recording
     if ((st = vkg_vk_cmd_begin(cmd, false)) != VKG_STATUS_OK) return st;
     if ((st = vkg_vk_encoder_begin(be, cmd, &r->desc)) != VKG_STATUS_OK) goto fail;
     struct vkg_vk_encoder *enc = &be->enc;
-    if (r->queries) vkCmdResetQueryPool(cmd, r->queries, 0, 2u * (uint32_t)n_nodes);
+    if (ts) vkCmdResetQueryPool(cmd, r->queries, 0, 2u * (uint32_t)n_nodes);
     for (int i = 0; i < n_nodes; i++) {
         vkg_vk_encoder_node(enc, nodes[i]);
-        if (r->queries)
+        if (ts)
             vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, r->queries, 2u * i);
         st = family_of(nodes[i]->op)->encode(enc, nodes[i]);
         if (st != VKG_STATUS_OK) {
@@ -322,7 +327,7 @@ static enum vkg_status record(struct vkg_vk_backend *be, struct vkg_vk_recording
                            vkg_op_slug(nodes[i]->op), nodes[i]->name, why);
             goto fail;
         }
-        if (r->queries)
+        if (ts)
             vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, r->queries, 2u * i + 1);
         vkg_vk_barrier(enc);
     }
@@ -338,7 +343,7 @@ fail:
 /* Node times from the recording's timestamps (one query read, after the fence). */
 static enum vkg_status read_times(struct vkg_vk_backend *be, struct vkg_vk_recording *r,
                                   int n_nodes) {
-    if (!r->queries || n_nodes == 0) return VKG_STATUS_OK;
+    if (!r->timed || !r->queries || n_nodes == 0) return VKG_STATUS_OK;
     uint64_t stack[512];
     uint64_t *ts = 2 * (size_t)n_nodes <= 512 ? stack : malloc(2 * (size_t)n_nodes * sizeof *ts);
     if (!ts) return vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY, "out of host memory");
@@ -406,6 +411,10 @@ static bool vk_get_node_times_us(struct vkg_backend *backend, double *us, int n_
     return true;
 }
 
+static void vk_set_profiling(struct vkg_backend *backend, bool on) {
+    vkg_vk_backend_of(backend)->profiling = on;
+}
+
 static enum vkg_status vk_synchronize(struct vkg_backend *backend) {
     struct vkg_vk_backend *be = vkg_vk_backend_of(backend);
     if (be->lost)
@@ -444,6 +453,7 @@ static const struct vkg_backend_iface vk_iface = {
     .get_alignment = vk_get_alignment,
     .graph_compute = vk_graph_compute,
     .get_node_times_us = vk_get_node_times_us,
+    .set_profiling = vk_set_profiling,
     .synchronize = vk_synchronize,
 };
 
@@ -492,6 +502,7 @@ struct vkg_backend *vkg_backend_vulkan_init(int i) {
     backend->kind = VKG_BACKEND_KIND_VULKAN;
     be->base = backend;
     be->drop_op = -1;
+    be->profiling = true;
     snprintf(be->name, sizeof be->name, "Vulkan%d", i);
     if (vkg_vk_device_open(i, &be->dev) != VKG_STATUS_OK) goto error;
     snprintf(be->description, sizeof be->description, "%s", vkg_vulkan_device_description(i));

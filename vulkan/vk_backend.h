@@ -49,7 +49,9 @@ struct vkg_vk_recording {
     int cap_nodes;
     struct vkg_tensor *snap;
     int n_snap, cap_snap;
-    /* Timestamps: 2 per node. */
+    /* Timestamps: 2 per node, written only when timed (recorded while
+     * profiling; a recording is reused only in the same mode). */
+    bool timed;
     VkQueryPool queries;
     uint32_t query_capacity;
     struct vkg_vk_desc_pools desc;
@@ -99,7 +101,9 @@ struct vkg_vk_backend {
         int64_t n_seqs, n_slots;
     } ids_ok;
 
-    /* Per-node times of the last compute. */
+    /* Per-node times of the last compute; measured only while profiling
+     * (on for direct use of the backend; the scheduler sets it per compute). */
+    bool profiling;
     double *node_us;
     int n_node_us;
     int node_us_capacity;

@@ -53,8 +53,15 @@ int vkg_sched_get_split_n_copies(struct vkg_sched *sched, int i);
 int vkg_sched_get_n_backends(struct vkg_sched *sched);
 struct vkg_backend *vkg_sched_get_backend(struct vkg_sched *sched, int i);
 
+/* Per-node times, off by default: measuring them costs time (GPU timestamps
+ * around every node, a few µs each; on a backend without timers, one
+ * host-timed call per node instead of one per split). Turn on to profile;
+ * the setting applies from the next compute. */
+enum vkg_status vkg_sched_set_profiling(struct vkg_sched *sched, bool on);
+
 /* Time of node in the last compute, in microseconds: GPU timestamp time for
- * backends that have timestamps, host wall time otherwise. < 0 if unknown. */
+ * backends that have timestamps, host wall time otherwise. < 0 if unknown
+ * (also whenever profiling is off). */
 double vkg_sched_get_node_time_us(struct vkg_sched *sched, const struct vkg_tensor *node);
 /* True when the node's time came from GPU timestamp queries. */
 bool vkg_sched_node_time_is_gpu(struct vkg_sched *sched, const struct vkg_tensor *node);
