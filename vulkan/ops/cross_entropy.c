@@ -4,16 +4,30 @@
  * (folded into the x/y grid by vkg_vk_grid), any row length. The forward
  * writes one partial per row into scratch and a second single-workgroup
  * dispatch adds them in a fixed order; the backward is one dispatch. No
- * atomics: both ops are deterministic on a given device (the workgroup size,
- * 256 forward and 1024 backward capped by maxComputeWorkGroupInvocations and
- * rounded down to a power of two, fixes the summation order). Shapes: no
- * limit of their own beyond the backend's generic buffer-range check (a row
- * needs no shared memory that grows with its length).
+ * atomics: both ops are deterministic on a given device (the workgroup size
+ * and the subgroup size fix the summation order). Shapes: no limit of their
+ * own beyond the backend's generic buffer-range check (a row needs no
+ * shared memory that grows with its length).
+ *
+ * Two kernels per op. The "rows" kernels (cross_entropy_back_rows.comp,
+ * cross_entropy_fwd_rows.comp) hold a whole row in registers (at most
+ * XENT_ROWS_MAX_PER_INV floats per invocation), so each logit is read from
+ * memory once; the workgroup is sized to the row (64 invocations for 256
+ * classes, 512 for 32000), reduces with subgroup shuffles, and the backward
+ * moves vec4s where the layout allows. They need subgroup shuffles in
+ * compute shaders. Rows longer than 32768 classes (16384 without the vec4
+ * path, and in the forward), and devices without shuffles, take the
+ * streaming kernels (cross_entropy_loss*.comp: a 1024 or 256 wide group
+ * walks the row, keeping what fits in registers). Knob: VKG_TUNE_CE=0 sends
+ * every node to the streaming kernels (for comparisons).
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "vk_impl.h"
 
+#include "vkg_vk_spv_cross_entropy_back_rows.spv.h"
+#include "vkg_vk_spv_cross_entropy_fwd_rows.spv.h"
 #include "vkg_vk_spv_cross_entropy_loss_back.spv.h"
 #include "vkg_vk_spv_cross_entropy_loss_rows.spv.h"
 #include "vkg_vk_spv_cross_entropy_loss_sum.spv.h"
@@ -35,6 +49,10 @@ static const struct vkg_vk_kernel k_sum =
     VKG_VK_KERNEL(vkg_vk_spv_cross_entropy_loss_sum, 2, struct vkg_xent_push);
 static const struct vkg_vk_kernel k_back =
     VKG_VK_KERNEL(vkg_vk_spv_cross_entropy_loss_back, 4, struct vkg_xent_push);
+static const struct vkg_vk_kernel k_fwd_rows =
+    VKG_VK_KERNEL(vkg_vk_spv_cross_entropy_fwd_rows, 3, struct vkg_xent_push);
+static const struct vkg_vk_kernel k_back_rows =
+    VKG_VK_KERNEL(vkg_vk_spv_cross_entropy_back_rows, 4, struct vkg_xent_push);
 
 /* Workgroup sizes: the forward streams its rows; the backward keeps 32
  * logits per invocation in registers, so a wide group holds a whole row. */
@@ -91,6 +109,81 @@ static void fill_push(struct vkg_xent_push *p, const struct vkg_tensor *x,
     p->inv_nr = (float)(1.0 / (double)p->nr);
 }
 
+/* ---- rows held in registers (cross_entropy_{back,fwd}_rows.comp) ---- */
+
+/* A row fits when it needs at most XENT_ROWS_MAX_PER_INV values per
+ * invocation (registers: one 512 x 64-float row per SM-sized register file).
+ * Workgroups grow from XENT_ROWS_WG_MIN until each invocation has at most
+ * XENT_ROWS_AIM values, up to XENT_ROWS_WG_MAX (a 32000-class row: 512
+ * invocations x 16 vec4). Measured on the H200 (4096 x 32000 backward):
+ * 512 wide 0.38 ms, 256 or 1024 wide 0.42; label batches of 2 vec4 0.38,
+ * 4 or 8 0.38-0.41. Rows without the 16-byte path (strided, nc % 4 != 0)
+ * take the scalar form only up to XENT_ROWS_SCALAR_MAX classes: at 32000 it
+ * measured no faster than the streaming kernel (0.55 vs 0.54 ms), while at
+ * 256 and 4096 classes it is 3-5x faster. The same cap applies to the
+ * forward rows kernel (scalar; measured at 256 classes only). */
+enum {
+    XENT_ROWS_MAX_PER_INV = 64,
+    XENT_ROWS_AIM = 16,
+    XENT_ROWS_WG_MIN = 64,
+    XENT_ROWS_WG_MAX = 512,
+    XENT_ROWS_SCALAR_MAX = 16384,
+    XENT_ROWS_LB_VEC4 = 2,
+    XENT_ROWS_LB_SCALAR = 32,
+};
+
+/* Subgroup shuffles in compute shaders (Vulkan 1.1 properties). */
+static bool xent_has_shuffle(const struct vkg_vk_device *dev) {
+    if (dev->props.apiVersion < VK_API_VERSION_1_1) return false;
+    VkPhysicalDeviceSubgroupProperties sub = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                      .pNext = &sub};
+    vkGetPhysicalDeviceProperties2(dev->phys, &p2);
+    const VkSubgroupFeatureFlags need =
+        VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
+    return (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+           (sub.supportedOperations & need) == need && sub.subgroupSize > 0;
+}
+
+struct xent_rows_plan {
+    uint32_t wg, cache, vec4, lb;
+};
+
+/* Every row start, the row length and the unit stride allow 16-byte access. */
+static bool xent_vec4_ok(const struct vkg_xent_push *p, const struct vkg_tensor *x,
+                         const struct vkg_tensor *l) {
+    if (p->nc % 4 || p->sx[0] != 1 || p->sl[0] != 1 || p->off_x % 4 || p->off_l % 4 ||
+        p->off_d % 4)
+        return false;
+    for (int d = 1; d < 4; d++)
+        if ((x->ne[d] > 1 && p->sx[d] % 4) || (l->ne[d] > 1 && p->sl[d] % 4)) return false;
+    return true;
+}
+
+/* Whether a rows kernel takes a row of nc classes, and how. The knob
+ * VKG_TUNE_CE=0 (read here) sends every node to the streaming kernels, for
+ * comparisons. */
+static bool xent_rows_plan(const struct vkg_vk_device *dev, bool vec4_ok, uint32_t nc,
+                           struct xent_rows_plan *pl) {
+    const char *knob = getenv("VKG_TUNE_CE");
+    if ((knob && knob[0] == '0') || nc == 0) return false;
+    if (!vec4_ok && nc > XENT_ROWS_SCALAR_MAX) return false;
+    const uint32_t sg = dev->info.subgroup_size, wg_max = xent_wg(dev, XENT_ROWS_WG_MAX);
+    if (sg == 0 || wg_max < sg || wg_max % sg || !xent_has_shuffle(dev)) return false;
+    uint32_t wg = XENT_ROWS_WG_MIN > sg ? XENT_ROWS_WG_MIN : sg;
+    while (wg < wg_max && (uint64_t)wg * XENT_ROWS_AIM < nc)
+        wg *= 2;
+    if (wg > wg_max) wg = wg_max;
+    const uint32_t unit = vec4_ok ? 4 : 1; /* floats per cached slot */
+    pl->wg = wg;
+    pl->vec4 = vec4_ok;
+    pl->cache = (nc / unit + wg - 1) / wg;
+    pl->lb = vec4_ok ? XENT_ROWS_LB_VEC4 : XENT_ROWS_LB_SCALAR;
+    if ((uint64_t)pl->cache * unit > XENT_ROWS_MAX_PER_INV) return false;
+    return dev->info.max_shared_memory >= 3 * wg * (uint32_t)sizeof(float);
+}
+
 static enum vkg_status xent_encode(struct vkg_vk_encoder *enc, const struct vkg_tensor *node) {
     const struct vkg_vk_device *dev = vkg_vk_encoder_device(enc);
     const uint32_t spec[1] = {
@@ -106,7 +199,12 @@ static enum vkg_status xent_encode(struct vkg_vk_encoder *enc, const struct vkg_
         p.off_x = vkg_vk_elem_offset(enc, t[1]);
         p.off_l = vkg_vk_elem_offset(enc, t[2]);
         p.off_d = vkg_vk_elem_offset(enc, node);
+        struct xent_rows_plan pl;
         vkg_vk_grid(enc, p.nr, &gx, &gy);
+        if (xent_rows_plan(dev, xent_vec4_ok(&p, t[1], t[2]), p.nc, &pl)) {
+            const uint32_t rspec[4] = {pl.wg, pl.cache, pl.vec4, pl.lb};
+            return vkg_vk_dispatch(enc, &k_back_rows, rspec, 4, t, 4, &p, gx, gy, 1);
+        }
         return vkg_vk_dispatch(enc, &k_back, spec, 1, t, 4, &p, gx, gy, 1);
     }
 
@@ -119,7 +217,13 @@ static enum vkg_status xent_encode(struct vkg_vk_encoder *enc, const struct vkg_
     p.off_l = vkg_vk_elem_offset(enc, l);
     p.off_d = vkg_vk_elem_offset(enc, rows);
     vkg_vk_grid(enc, p.nr, &gx, &gy);
-    st = vkg_vk_dispatch(enc, &k_rows, spec, 1, t1, 3, &p, gx, gy, 1);
+    struct xent_rows_plan pl;
+    if (xent_rows_plan(dev, false, p.nc, &pl)) {
+        const uint32_t fspec[2] = {pl.wg, pl.cache};
+        st = vkg_vk_dispatch(enc, &k_fwd_rows, fspec, 2, t1, 3, &p, gx, gy, 1);
+    } else {
+        st = vkg_vk_dispatch(enc, &k_rows, spec, 1, t1, 3, &p, gx, gy, 1);
+    }
     if (st != VKG_STATUS_OK) return st;
     vkg_vk_barrier(enc);
     const struct vkg_tensor *t2[2] = {rows, node};

@@ -7,15 +7,36 @@
  * Only element strides differ, so any strided view works, and the
  * transposed-src1 OUT_PROD of the mul_mat input gradient takes the same path
  * (the shader stages each tile along its unit-stride axis). The kernel is
- * shaders/common/ops_gemm.glsl: 128x128 tiles, 8x8 register blocks, fp32 FMA
- * in a fixed order (deterministic; error <= gamma(K) * sum |a*b|).
- * Limits: 16.5 KiB of shared memory and 256 invocations per workgroup; grids
- * past maxComputeWorkGroupCount are walked by grid-stride loops in the shader.
+ * shaders/common/ops_gemm.glsl, compiled in several tile shapes (see
+ * ops/meson.build); fp32 FMA in a fixed order (deterministic; error
+ * <= gamma(K) * sum |a*b|).
+ *
+ * Per node, a plan (gemm_plan) picks the tile shape: the first of big
+ * (256x128, or 128x128 where 48 KiB of shared memory is not offered), mid
+ * (64x64) and small (32x32) that gives at least `tiles`
+ * workgroups, or at least `fill` once K is split into chunks no shorter than
+ * that shape's kmin; failing all, the small one split as far as its kmin
+ * allows. Workgroup counts stand in for "every compute unit gets work":
+ * Vulkan does not expose the SM count (an H200 has 132). A split writes
+ * partial tiles to scratch and a second pass (shaders/gemm_reduce.comp) adds
+ * them in split order, so results stay deterministic.
+ * Tuning knob (never needed for correctness): VKG_TUNE_GEMM="big=N,bigt=N,
+ * mid=0|1,small=0|1,split=0|1,tiles=N,fill=N,kbig=N,kmid=N,ksmall=N", any
+ * subset, overrides the defaults in gemm_tune_get(); big indexes k_big[]
+ * and bigt is the big kernel used when an operand is k-contiguous.
+ * Limits: the 128x128 kernel needs 16.5 KiB of shared memory and 256
+ * invocations per workgroup; the other shapes are used only where they fit. Grids past maxComputeWorkGroupCount are walked by grid-stride loops.
  */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "vk_impl.h"
 
+#include "vkg_vk_spv_gemm_256x128.spv.h"
+#include "vkg_vk_spv_gemm_m64.spv.h"
+#include "vkg_vk_spv_gemm_reduce.spv.h"
+#include "vkg_vk_spv_gemm_s32.spv.h"
 #include "vkg_vk_spv_mul_mat.spv.h"
 #include "vkg_vk_spv_out_prod.spv.h"
 
@@ -26,20 +47,96 @@ struct vkg_gemm_push {
     uint32_t off_b, off_d, sa_i, sa_k;
     uint32_t sa_2, sa_3, sb_j, sb_k;
     uint32_t sb_2, sb_3, sd_i, sd_j;
-    uint32_t sd_2, sd_3, pad0, pad1;
+    uint32_t sd_2, sd_3, n_split, k_chunk;
 };
 _Static_assert(sizeof(struct vkg_gemm_push) == 96, "ops_gemm.glsl push block");
 
-static const struct vkg_vk_kernel k_mul_mat =
-    VKG_VK_KERNEL(vkg_vk_spv_mul_mat, 3, struct vkg_gemm_push);
-static const struct vkg_vk_kernel k_out_prod =
-    VKG_VK_KERNEL(vkg_vk_spv_out_prod, 3, struct vkg_gemm_push);
-
-enum {
-    GEMM_WG = 256,                        /* invocations, fixed by the shader */
-    GEMM_TILE = 128,                      /* BM = BN */
-    GEMM_SHARED = 2 * 16 * (128 + 4) * 4, /* two staged 16 x 132 float tiles */
+/* Mirrors the push block of shaders/gemm_reduce.comp. */
+struct vkg_gemm_reduce_push {
+    uint32_t M, N, n_b2, n_split;
+    uint32_t total, off_s, off_d, sd_i;
+    uint32_t sd_j, sd_2, sd_3, pad0;
 };
+_Static_assert(sizeof(struct vkg_gemm_reduce_push) == 48, "gemm_reduce.comp push block");
+
+#define GEMM_KERNEL(array) VKG_VK_KERNEL(array, 3, struct vkg_gemm_push)
+static const struct vkg_vk_kernel k_mul_mat = GEMM_KERNEL(vkg_vk_spv_mul_mat);
+static const struct vkg_vk_kernel k_out_prod = GEMM_KERNEL(vkg_vk_spv_out_prod);
+static const struct vkg_vk_kernel k_256x128 = GEMM_KERNEL(vkg_vk_spv_gemm_256x128);
+static const struct vkg_vk_kernel k_m64 = GEMM_KERNEL(vkg_vk_spv_gemm_m64);
+static const struct vkg_vk_kernel k_s32 = GEMM_KERNEL(vkg_vk_spv_gemm_s32);
+static const struct vkg_vk_kernel k_reduce =
+    VKG_VK_KERNEL(vkg_vk_spv_gemm_reduce, 2, struct vkg_gemm_reduce_push);
+
+/* One compiled tile shape (its GEMM_* defines in ops/meson.build). */
+struct gemm_shape {
+    const struct vkg_vk_kernel *k; /* NULL: the baseline (mul_mat.comp / out_prod.comp) */
+    uint32_t bm, bn, bk, wg;
+    uint32_t stages, pad; /* staging buffers, vec4s of padding per staged k-row */
+};
+
+static uint32_t shape_shared(const struct gemm_shape *g) {
+    return g->stages * g->bk * ((g->bm / 4 + g->pad) + (g->bn / 4 + g->pad)) * 16;
+}
+
+/* Big kernels, selected by big=N. 0 (128x128, 256 invocations of 8x8, BK 16,
+ * 16.5 KiB) fits every device we accept; 1 (256x128, 512 invocations of 8x8,
+ * BK 32, 48 KiB) is the default where it fits: on an H200 4096^3 OUT_PROD
+ * 3.39 ms vs 3.65 ms, transposed src1 3.63 vs 3.91 ms. 512 invocations make
+ * the compiler keep each invocation within 128 registers, so the SM holds 16
+ * warps; double buffering and register prefetch (tried, in 128x128 and
+ * 256x128 tiles) pushed past that and measured 5-65% slower. */
+static const struct gemm_shape k_big[] = {
+    {NULL, 128, 128, 16, 256, 1, 1},
+    {&k_256x128, 256, 128, 32, 512, 1, 0},
+};
+enum { N_BIG = sizeof k_big / sizeof k_big[0] };
+static const struct gemm_shape k_mid = {&k_m64, 64, 64, 16, 256, 2, 1};
+static const struct gemm_shape k_small = {&k_s32, 32, 32, 16, 64, 2, 1};
+
+enum { REDUCE_WG = 256 };
+
+struct gemm_tune {
+    int big, big_t; /* big kernel; big_t: the one when an operand is k-contiguous */
+    int mid, small, split;
+    uint32_t tiles, fill, kbig, kmid, ksmall;
+};
+
+/* Defaults (the best measured on an H200), overridden by VKG_TUNE_GEMM. */
+static struct gemm_tune gemm_tune_get(void) {
+    struct gemm_tune t = {.big = 1, .big_t = -1, .mid = 1, .small = 1, .split = 1,
+                          .tiles = 256, .fill = 128, .kbig = 512, .kmid = 128, .ksmall = 64};
+    const char *env = getenv("VKG_TUNE_GEMM");
+    if (!env) return t;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", env);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq) continue;
+        *eq = '\0';
+        const long v = strtol(eq + 1, NULL, 10);
+        const bool count = v > 0 && v < (1L << 20);
+        if (!strcmp(tok, "big") && v >= 0 && v < N_BIG) t.big = (int)v;
+        else if (!strcmp(tok, "bigt") && v >= 0 && v < N_BIG) t.big_t = (int)v;
+        else if (!strcmp(tok, "mid")) t.mid = v != 0;
+        else if (!strcmp(tok, "small")) t.small = v != 0;
+        else if (!strcmp(tok, "split")) t.split = v != 0;
+        else if (!strcmp(tok, "tiles") && count) t.tiles = (uint32_t)v;
+        else if (!strcmp(tok, "fill") && count) t.fill = (uint32_t)v;
+        else if (!strcmp(tok, "kbig") && count) t.kbig = (uint32_t)v;
+        else if (!strcmp(tok, "kmid") && count) t.kmid = (uint32_t)v;
+        else if (!strcmp(tok, "ksmall") && count) t.ksmall = (uint32_t)v;
+    }
+    return t;
+}
+
+static bool shape_fits(const struct vkg_vk_device *dev, const struct gemm_shape *g) {
+    const struct vkg_vulkan_device_info *info = vkg_vk_device_info(dev);
+    return info->max_shared_memory >= shape_shared(g) &&
+           info->max_workgroup_invocations >= g->wg &&
+           dev->props.limits.maxComputeWorkGroupSize[0] >= g->wg;
+}
 
 static uint32_t es(size_t nb) {
     return (uint32_t)(nb / sizeof(float));
@@ -49,14 +146,14 @@ static bool matmul_supports(const struct vkg_vk_device *dev, const struct vkg_te
                             char *reason, size_t n) {
     const struct vkg_vulkan_device_info *info = vkg_vk_device_info(dev);
     const char *op = vkg_op_slug(node->op);
-    if (info->max_shared_memory < GEMM_SHARED) {
-        vkg_reason(reason, n, "%s needs %d B > %u B (shared memory)", op, GEMM_SHARED,
+    const struct gemm_shape *base = &k_big[0];
+    if (info->max_shared_memory < shape_shared(base)) {
+        vkg_reason(reason, n, "%s needs %u B > %u B (shared memory)", op, shape_shared(base),
                    info->max_shared_memory);
         return false;
     }
-    if (info->max_workgroup_invocations < GEMM_WG ||
-        dev->props.limits.maxComputeWorkGroupSize[0] < GEMM_WG) {
-        vkg_reason(reason, n, "%s needs %d invocations > %u (workgroup size)", op, GEMM_WG,
+    if (!shape_fits(dev, base)) {
+        vkg_reason(reason, n, "%s needs %u invocations > %u (workgroup size)", op, base->wg,
                    info->max_workgroup_invocations);
         return false;
     }
@@ -67,11 +164,63 @@ static uint32_t clamp_groups(uint64_t want, uint32_t limit) {
     return want < limit ? (uint32_t)want : limit;
 }
 
+static uint64_t shape_tiles(const struct gemm_shape *g, const struct vkg_gemm_push *p) {
+    return ((uint64_t)(p->M + g->bm - 1) / g->bm) * ((p->N + g->bn - 1) / g->bn) *
+           ((uint64_t)p->n_b2 * p->n_b3);
+}
+
+/* Splits of K into chunks of at least kmin (multiples of the kernel's BK)
+ * that bring g's workgroups up to `tiles`; 1 when no split is worth it or
+ * the partials would not fit one binding with 32-bit element indices. */
+static uint32_t plan_split(const struct vkg_vk_device *dev, const struct gemm_shape *g,
+                           const struct vkg_gemm_push *p, const struct gemm_tune *t,
+                           uint32_t kmin, uint32_t *k_chunk) {
+    const uint64_t tiles = shape_tiles(g, p);
+    *k_chunk = p->K;
+    if (!t->split || tiles >= t->tiles) return 1;
+    uint64_t s = (t->tiles + tiles - 1) / tiles;
+    if (s > p->K / kmin) s = p->K / kmin;
+    if (s < 2) return 1;
+    uint64_t chunk = (p->K + s - 1) / s;
+    chunk = (chunk + g->bk - 1) / g->bk * g->bk;
+    s = (p->K + chunk - 1) / chunk;
+    const uint64_t bytes = s * p->M * p->N * p->n_b2 * p->n_b3 * sizeof(float);
+    if (s < 2 || bytes > dev->props.limits.maxStorageBufferRange || bytes >= (1ull << 32))
+        return 1;
+    *k_chunk = (uint32_t)chunk;
+    return (uint32_t)s;
+}
+
+/* The tile shape and K split for one node (see the design comment): the
+ * first of big, mid, small that gives `tiles` workgroups as it is, or at
+ * least `fill` with K split into chunks of at least its kmin; else the
+ * smallest, split as far as its kmin allows. */
+static const struct gemm_shape *gemm_plan(const struct vkg_vk_device *dev,
+                                          const struct vkg_gemm_push *p, uint32_t *n_split,
+                                          uint32_t *k_chunk) {
+    const struct gemm_tune t = gemm_tune_get();
+    const bool k_fast = (p->sa_k == 1 && p->sa_i != 1) || (p->sb_k == 1 && p->sb_j != 1);
+    const int big = k_fast && t.big_t >= 0 ? t.big_t : t.big;
+    const struct gemm_shape *cand[3];
+    uint32_t kmin[3];
+    int n = 0;
+    cand[n] = shape_fits(dev, &k_big[big]) ? &k_big[big] : &k_big[0], kmin[n++] = t.kbig;
+    if (t.mid && shape_fits(dev, &k_mid)) cand[n] = &k_mid, kmin[n++] = t.kmid;
+    if (t.small && shape_fits(dev, &k_small)) cand[n] = &k_small, kmin[n++] = t.ksmall;
+    for (int i = 0; i < n; i++) {
+        const uint64_t tiles = shape_tiles(cand[i], p);
+        *n_split = plan_split(dev, cand[i], p, &t, kmin[i], k_chunk);
+        if (i == n - 1 || tiles * *n_split >= t.fill) return cand[i];
+    }
+    return cand[n - 1]; /* not reached: the last candidate always returns */
+}
+
 static enum vkg_status matmul_encode(struct vkg_vk_encoder *enc, const struct vkg_tensor *node) {
     const struct vkg_tensor *a = node->src[0], *b = node->src[1];
     const struct vkg_tensor *t[3] = {a, b, node};
     struct vkg_gemm_push p = {0};
     const bool is_mm = node->op == VKG_OP_MUL_MAT;
+    const struct vkg_vk_device *dev = vkg_vk_encoder_device(enc);
 
     p.M = (uint32_t)node->ne[0];
     p.N = (uint32_t)node->ne[1];
@@ -96,11 +245,33 @@ static enum vkg_status matmul_encode(struct vkg_vk_encoder *enc, const struct vk
     p.off_b = vkg_vk_elem_offset(enc, b);
     p.off_d = vkg_vk_elem_offset(enc, node);
 
-    const uint32_t *lim = vkg_vk_encoder_device(enc)->props.limits.maxComputeWorkGroupCount;
-    const uint32_t gx = clamp_groups(((uint64_t)p.M + GEMM_TILE - 1) / GEMM_TILE, lim[0]);
-    const uint32_t gy = clamp_groups(((uint64_t)p.N + GEMM_TILE - 1) / GEMM_TILE, lim[1]);
-    const uint32_t gz = clamp_groups((uint64_t)p.n_b2 * p.n_b3, lim[2]);
-    return vkg_vk_dispatch(enc, is_mm ? &k_mul_mat : &k_out_prod, NULL, 0, t, 3, &p, gx, gy, gz);
+    const struct gemm_shape *g = gemm_plan(dev, &p, &p.n_split, &p.k_chunk);
+    const struct vkg_vk_kernel *k = g->k ? g->k : is_mm ? &k_mul_mat : &k_out_prod;
+    const uint32_t *lim = dev->props.limits.maxComputeWorkGroupCount;
+    const uint32_t gx = clamp_groups(((uint64_t)p.M + g->bm - 1) / g->bm, lim[0]);
+    const uint32_t gy = clamp_groups(((uint64_t)p.N + g->bn - 1) / g->bn, lim[1]);
+    const uint64_t n_batch = (uint64_t)p.n_b2 * p.n_b3;
+    const uint32_t gz = clamp_groups(n_batch * p.n_split, lim[2]);
+    if (p.n_split <= 1) return vkg_vk_dispatch(enc, k, NULL, 0, t, 3, &p, gx, gy, gz);
+
+    /* Split K: partial tiles into scratch [n_split][batch][N][M], then the sum. */
+    const uint64_t total = (uint64_t)p.M * p.N * n_batch;
+    const struct vkg_tensor *part = vkg_vk_scratch(enc, p.n_split * total * sizeof(float));
+    if (!part) return VKG_STATUS_OUT_OF_MEMORY;
+    struct vkg_gemm_reduce_push r = {
+        .M = p.M, .N = p.N, .n_b2 = p.n_b2, .n_split = p.n_split, .total = (uint32_t)total,
+        .off_s = vkg_vk_elem_offset(enc, part), .off_d = p.off_d, .sd_i = p.sd_i,
+        .sd_j = p.sd_j, .sd_2 = p.sd_2, .sd_3 = p.sd_3};
+    p.off_d = r.off_s;
+    p.sd_i = 1, p.sd_j = p.M, p.sd_2 = p.M * p.N, p.sd_3 = p.M * p.N * p.n_b2;
+    const struct vkg_tensor *t1[3] = {a, b, part};
+    enum vkg_status st = vkg_vk_dispatch(enc, k, NULL, 0, t1, 3, &p, gx, gy, gz);
+    if (st != VKG_STATUS_OK) return st;
+    vkg_vk_barrier(enc);
+    const struct vkg_tensor *t2[2] = {part, node};
+    uint32_t rx, ry;
+    vkg_vk_grid(enc, (total + REDUCE_WG - 1) / REDUCE_WG, &rx, &ry);
+    return vkg_vk_dispatch(enc, &k_reduce, NULL, 0, t2, 2, &r, rx, ry, 1);
 }
 
 const struct vkg_vk_op_family vkg_vk_family_matmul = {

@@ -1,9 +1,15 @@
 /* ops/ssm_scan.c — SSM_SCAN and SSM_SCAN_BACK, both forms (SPEC §3).
  *
- * Kernels: shaders/ssm_scan.comp (forward) and shaders/ssm_scan_back.comp;
- * the shared design is in shaders/common/ops_ssm_scan.glsl.
+ * Kernels: shaders/ssm_scan_lanes.comp and shaders/ssm_scan.comp (forward),
+ * shaders/ssm_scan_back.comp; the shared design is in
+ * shaders/common/ops_ssm_scan.glsl.
  *
- * Forward, and the backward's row-block path (SCAN_MAIN): a workgroup owns
+ * Forward, lanes path (taken whenever d_state <= 512): states in registers,
+ * a power-of-two NL <= 32 invocations per row along d_state, WG / NL rows
+ * per workgroup, tokens staged CT at a time (3 barriers per chunk), y summed
+ * over the lanes through shared memory in a fixed order (scan_lanes_plan).
+ *
+ * Forward past that, and the backward's row-block path (SCAN_MAIN): a workgroup owns
  * RB rows (head, channel) of one group of one sequence and walks every token
  * with their RB*d_state states in shared memory; RB is the largest block the
  * device's shared memory holds (capped), so every d_state from 1 up to the
@@ -35,8 +41,26 @@
  * Mamba-2, whose decay is per row) — memory bounded by the chunk count; the
  * replayed states stay in registers.
  *
+ * SCAN_CBACK's per-token row sums over n go through a subgroup
+ * reduce-scatter when the device has shuffles and d_state fits the
+ * subgroup (scan_shuffle_size): one barrier per token instead of two, no
+ * segment sums; else through shared memory.
+ *
  * Both paths then run SCAN_REDUCE (partials over row blocks, channels,
- * chunks and sequences, in a fixed order). No atomics: the op is
+ * chunks and sequences, in a fixed order; Mamba-2's d_A, a long sum per
+ * head, by one workgroup per head and a tree).
+ *
+ * Defaults are the best measured on the H200 (numbers at each constant).
+ * Environment knobs, for measuring alternatives (read at each encode):
+ * VKG_TUNE_SCAN_FWD=0 (row-block forward), VKG_TUNE_SCAN_KT / _WG (lanes
+ * forward chunk tokens / workgroup size), VKG_TUNE_SCAN_FSG=1 (its y by
+ * shuffles), VKG_TUNE_SCAN_WGMIN / _CTMAX (chunk length choice),
+ * VKG_TUNE_SCAN_RS / _CWG (chunked backward rows per invocation, workgroup
+ * size), VKG_TUNE_SCAN_SG=0 / _PF=0 / _ATREE=0 (shared-memory row sums,
+ * unprefetched staging, serial d_A sum), VKG_TUNE_SCAN_ONE=N (sequences up
+ * to N tokens as one chunk: SCAN_CBACK without SCAN_CSUM and SCAN_CARRY;
+ * slower at the demo size, so off), VKG_TUNE_SCAN_ONLY=k (timing aid: only
+ * stage k of the chunked backward; wrong results). No atomics: the op is
  * deterministic. The scratch must fit maxStorageBufferRange per binding,
  * else the chunked path is not taken and the row-block path's own check
  * ("buffer size") applies. ids are read back and checked before recording
@@ -44,6 +68,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "vk_impl.h"
 
@@ -53,6 +78,7 @@
 #include "vkg_vk_spv_ssm_scan_back_csum.spv.h"
 #include "vkg_vk_spv_ssm_scan_back_main.spv.h"
 #include "vkg_vk_spv_ssm_scan_back_reduce.spv.h"
+#include "vkg_vk_spv_ssm_scan_lanes.spv.h"
 
 /* Mirrors the main push block of shaders/common/ops_ssm_scan.glsl. */
 struct vkg_scan_push {
@@ -76,6 +102,8 @@ _Static_assert(sizeof(struct vkg_scan_reduce_push) == 64, "ops_ssm_scan.glsl red
 
 static const struct vkg_vk_kernel k_scan =
     VKG_VK_KERNEL(vkg_vk_spv_ssm_scan, 9, struct vkg_scan_push);
+static const struct vkg_vk_kernel k_scan_lanes =
+    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_lanes, 9, struct vkg_scan_push);
 static const struct vkg_vk_kernel k_back_main =
     VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_main, 11, struct vkg_scan_push);
 static const struct vkg_vk_kernel k_back_csum =
@@ -104,11 +132,14 @@ enum {
     SCAN_LOOP_BUDGET_GPU = 1 << 22,
     SCAN_REDUCE_WG = 256,
     /* chunked backward; RS, KS and CKMAX mirror shaders/ssm_scan_back.comp */
-    SCAN_RS = 8,          /* rows per invocation */
-    SCAN_KS = 4,          /* tokens per staged sub-chunk */
-    SCAN_CKMAX = 32,      /* sub-chunks per chunk */
-    SCAN_C_DS_MAX = 256,  /* d_state invocations along n, at most the workgroup */
-    SCAN_C_WG_MIN = 2048, /* shorten chunks until this many workgroups (or KS tokens) */
+    SCAN_RS = 8,         /* rows per invocation */
+    SCAN_KS = 4,         /* tokens per staged sub-chunk */
+    SCAN_CKMAX = 32,     /* sub-chunks per chunk */
+    SCAN_C_DS_MAX = 256, /* d_state invocations along n, at most the workgroup */
+    /* Shorten chunks until this many workgroups (or KS tokens). 256 beat
+     * 2048, 512, 128 and 64 on the H200 (demo shape 83 -> 58 us; Mamba-1
+     * 1536 x 4096 0.93 -> 0.77 ms; Mamba-2 4096 tokens unchanged). */
+    SCAN_C_WG_MIN = 256,
     /* Row blocks per SCAN_CBACK workgroup (d_B / d_C partials added in
      * place). The shader takes any count; 4 measured slower than 1 on the
      * H200 in the one comparison made, so it stays at 1. */
@@ -117,7 +148,9 @@ enum {
 
 /* The chunked backward's layout on a device (see scan_chunk_plan). */
 struct scan_cplan {
-    uint32_t wg, ntn, rb, ct, sh, nb;
+    uint32_t wg, ntn, rb, ct, sh, nb, rs;
+    uint32_t sgr; /* subgroup size of the row-sum reduce-scatter, 0: shared memory */
+    bool one;     /* one chunk: no SCAN_CSUM, no SCAN_CARRY */
     uint64_t n_blk_all, n_bg_all, nc, st_floats, pt_floats;
 };
 
@@ -197,6 +230,131 @@ static uint32_t pow2_floor(uint32_t v) {
     return r;
 }
 
+/* A tuning knob: the integer in environment variable name, else def. */
+static int scan_tune(const char *name, int def) {
+    const char *v = getenv(name);
+    return v && *v ? atoi(v) : def;
+}
+
+/* The device's subgroup size when compute shaders have shuffles and the
+ * size is fixed (minSubgroupSize == maxSubgroupSize: shared layouts may
+ * depend on it), else 0. Read through VK_EXT_subgroup_size_control (core
+ * only from 1.3, past the instance's version). */
+static uint32_t scan_fixed_subgroup(const struct vkg_vk_device *dev) {
+    if (dev->props.apiVersion < VK_API_VERSION_1_1) return 0;
+    uint32_t n_ext = 0;
+    if (vkEnumerateDeviceExtensionProperties(dev->phys, NULL, &n_ext, NULL) != VK_SUCCESS) return 0;
+    VkExtensionProperties *ext = calloc(n_ext ? n_ext : 1, sizeof *ext);
+    if (!ext) return 0;
+    bool has_ctl = false;
+    if (vkEnumerateDeviceExtensionProperties(dev->phys, NULL, &n_ext, ext) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n_ext && !has_ctl; i++)
+            has_ctl =
+                strcmp(ext[i].extensionName, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME) == 0;
+    free(ext);
+    if (!has_ctl) return 0;
+    VkPhysicalDeviceSubgroupSizeControlProperties ctl = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
+    VkPhysicalDeviceSubgroupProperties sub = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES, .pNext = &ctl};
+    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                      .pNext = &sub};
+    vkGetPhysicalDeviceProperties2(dev->phys, &p2);
+    const uint32_t sg = sub.subgroupSize;
+    if (ctl.minSubgroupSize != sg || ctl.maxSubgroupSize != sg ||
+        !(sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ||
+        !(sub.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) || sg < 2 || sg > 128 ||
+        (sg & (sg - 1)) != 0)
+        return 0;
+    return sg;
+}
+
+/* The subgroup size SCAN_CBACK's row sums may shuffle over, 0 when not:
+ * d_state (the invocations along n) a multiple of the subgroup or a power
+ * of two below it, and 2*RS a power of two (see the shader). */
+static uint32_t scan_shuffle_size(const struct vkg_vk_device *dev, uint64_t ds, uint64_t rs) {
+    if (scan_tune("VKG_TUNE_SCAN_SG", 1) == 0) return 0;
+    const uint32_t sg = scan_fixed_subgroup(dev);
+    if (!sg || (ds % sg != 0 && (sg % ds != 0 || (ds & (ds - 1)) != 0)) || (rs & (rs - 1)) != 0)
+        return 0;
+    return sg;
+}
+
+/* Timing aid (wrong results): VKG_TUNE_SCAN_ONLY=k records only stage k
+ * of the chunked backward (1 CSUM, 2 CARRY, 3 CBACK, 4 REDUCE). */
+static bool scan_stage_on(int k) {
+    const int only = scan_tune("VKG_TUNE_SCAN_ONLY", 0);
+    return only == 0 || only == k;
+}
+
+/* The forward with states in registers (shaders/ssm_scan_lanes.comp). */
+struct scan_lplan {
+    uint32_t wg, sh, rb, ct, nl, spt, kw;
+    uint32_t sgr; /* y summed by shuffles over this subgroup size, 0: shared memory */
+    uint64_t n_wg;
+};
+
+enum {
+    SCAN_L_SPT_MAX = 16, /* states per invocation: d_state <= 32 * 16 */
+    SCAN_L_WG = 256,     /* invocations per workgroup, at most */
+    SCAN_L_CT = 16,      /* tokens per staged chunk, at most */
+};
+
+/* False when the lanes forward does not fit (the row-block forward runs). */
+static bool scan_lanes_plan(const struct vkg_vk_device *dev, const struct scan_plan *pl,
+                            struct scan_lplan *lp) {
+    const struct vkg_vulkan_device_info *info = vkg_vk_device_info(dev);
+    const struct vkg_scan_dims *d = &pl->d;
+    if (scan_tune("VKG_TUNE_SCAN_FWD", 1) == 0) return false;
+    const uint64_t ds = (uint64_t)d->d_state;
+    if (ds < 1) return false;
+    uint32_t nl = 1;
+    while (nl < 32 && nl < ds)
+        nl *= 2;
+    if (nl > pl->wg) return false;
+    const uint64_t spt = cdiv(ds, nl);
+    if (spt > SCAN_L_SPT_MAX) return false;
+    const uint64_t rpg = (uint64_t)(d->n_head / d->n_group) * d->head_dim;
+    uint32_t wg = (uint32_t)scan_tune("VKG_TUNE_SCAN_WG", SCAN_L_WG);
+    if (wg > pl->wg) wg = pl->wg;
+    wg = pow2_floor(wg < nl ? nl : wg);
+    uint32_t rb = wg / nl;
+    while (rb > 1 && rb / 2 >= rpg)
+        rb /= 2;
+    /* y by shuffles when a row's lanes share a subgroup of fixed size: only
+     * with VKG_TUNE_SCAN_FSG=1, as it measured no faster than the shared
+     * memory sums on the H200 (demo forward 15.9 vs 15.6 us). */
+    const uint32_t sg = scan_tune("VKG_TUNE_SCAN_FSG", 0) ? scan_fixed_subgroup(dev) : 0;
+    lp->sgr = sg >= nl && sg % nl == 0 ? sg : 0;
+    uint32_t ct = (uint32_t)scan_tune("VKG_TUNE_SCAN_KT", SCAN_L_CT);
+    ct = pow2_floor(ct < 1 ? 1 : ct > 64 ? 64 : ct);
+    const uint64_t dsp = spt * nl;
+    for (;; ct /= 2) {
+        const uint64_t ysh = lp->sgr ? 0 : (uint64_t)rb * (nl + 1); /* y partials */
+        const uint64_t shf = (uint64_t)ct * (3ull * rb + 2 * dsp + ysh);
+        if (shf * sizeof(float) <= info->max_shared_memory) {
+            lp->sh = (uint32_t)shf;
+            break;
+        }
+        if (ct == 1) return false;
+    }
+    lp->wg = rb * nl, lp->rb = rb, lp->ct = ct, lp->nl = nl, lp->spt = (uint32_t)spt;
+    lp->n_wg = cdiv(rpg, rb) * d->n_group * d->n_seqs;
+    /* Loop rounds per chunk (each loop's exit test counted, the unrolled
+     * ones as loops): the chunk loop, the staging loops (fetch and commit),
+     * the token loop and its state loops, the y sums (either way). */
+    const uint64_t w = lp->wg, rows = (uint64_t)ct * rb;
+    const uint64_t per_chunk = 1 + (cdiv(rows, w) + 1) + (cdiv(ct * dsp, w) + 1) + (ct + 1) +
+                               (uint64_t)ct * (spt + 1) + (cdiv(rows, w) + 1) * (nl + 2) +
+                               6 * (ct + 2) + ct + 2 * (cdiv(rows, w) + cdiv(ct * dsp, w) + 2);
+    const uint64_t n_chunks = cdiv((uint64_t)d->n_tok, ct);
+    const uint64_t kc =
+        scan_window_len(scan_loop_budget(info), 2 * (spt + 1) + 4, per_chunk, n_chunks);
+    const uint64_t kw = kc * ct;
+    lp->kw = (uint32_t)(kw < (1u << 30) ? kw : (1u << 30));
+    return true;
+}
+
 /* Fill the plan; false with a reason when the device cannot run it. */
 static bool scan_plan_make(const struct vkg_vk_device *dev, const struct vkg_tensor *node,
                            struct scan_plan *pl, char *reason, size_t n) {
@@ -273,31 +431,59 @@ static bool scan_chunk_plan(const struct vkg_vk_device *dev, const struct scan_p
                             struct scan_cplan *cp) {
     const struct vkg_vulkan_device_info *info = vkg_vk_device_info(dev);
     const struct vkg_scan_dims *d = &pl->d;
-    if (d->d_state > SCAN_C_DS_MAX || (uint64_t)d->d_state > pl->wg) return false;
+    /* Workgroup size and rows per invocation, as measured best on the H200:
+     * 4 rows for small d_state (Mamba-1 1536 x 4096: 0.77 -> 0.72 ms; 8 was
+     * better at d_state 128), 512 invocations for long Mamba-2-sized runs
+     * (64 heads x 4096 tokens: 8.08 -> 7.81 ms; shorter ones were measured
+     * at 256 only). Knobs VKG_TUNE_SCAN_CWG, VKG_TUNE_SCAN_RS. */
+    uint32_t lim = info->max_workgroup_invocations;
+    if (dev->props.limits.maxComputeWorkGroupSize[0] < lim)
+        lim = dev->props.limits.maxComputeWorkGroupSize[0];
+    const bool long_wide = d->d_state >= 64 && d->n_tok >= 1024;
+    uint32_t wgmax = (uint32_t)scan_tune("VKG_TUNE_SCAN_CWG", long_wide ? 512 : SCAN_WG_MAX);
+    wgmax = pow2_floor(wgmax < 1 ? 1 : wgmax > lim ? lim : wgmax);
+    int rs_knob = scan_tune("VKG_TUNE_SCAN_RS", d->d_state <= 32 ? 4 : SCAN_RS);
+    const uint64_t rs = rs_knob < 1 ? 1 : rs_knob > 16 ? 16 : (uint64_t)rs_knob;
+    if (d->d_state > SCAN_C_DS_MAX || (uint64_t)d->d_state > wgmax) return false;
     const uint64_t ds = (uint64_t)d->d_state;
     const uint64_t rpg = (uint64_t)(d->n_head / d->n_group) * d->head_dim;
-    uint64_t ntr = pl->wg / ds;
-    const uint64_t ntr_need = (rpg + SCAN_RS - 1) / SCAN_RS;
+    uint64_t ntr = wgmax / ds;
+    const uint64_t ntr_need = (rpg + rs - 1) / rs;
     if (ntr > ntr_need) ntr = ntr_need;
     /* Shared floats: the staged sub-chunk, two buffers of per-token sums
      * (row partials at pitch d_state + 1), the d_A sums. */
+    const uint32_t sgr = scan_shuffle_size(dev, ds, rs);
+    const uint64_t rp = sgr ? ds / (sgr < ds ? sgr : ds) : ds + 1; /* RP of the shader */
     uint64_t sh;
     for (;; ntr--) {
-        const uint64_t rb = ntr * SCAN_RS;
-        sh = 4ull * SCAN_KS * rb + 2ull * SCAN_KS * ds +
-             2 * (2ull * rb * (ds + 1) + 2ull * ntr * ds) + rb;
+        const uint64_t rb = ntr * rs;
+        sh =
+            4ull * SCAN_KS * rb + 2ull * SCAN_KS * ds + 2 * (2ull * rb * rp + 2ull * ntr * ds) + rb;
         if (sh * sizeof(float) <= info->max_shared_memory) break;
         if (ntr == 1) return false;
     }
     cp->ntn = (uint32_t)ds;
     cp->wg = (uint32_t)(ntr * ds);
-    cp->rb = (uint32_t)(ntr * SCAN_RS);
+    cp->rb = (uint32_t)(ntr * rs);
+    cp->rs = (uint32_t)rs;
+    cp->sgr = sgr;
     cp->sh = (uint32_t)sh;
     const uint64_t n_blk = (rpg + cp->rb - 1) / cp->rb;
     cp->n_blk_all = n_blk * d->n_group * d->n_seqs;
-    uint32_t ct = SCAN_KS * SCAN_CKMAX;
-    while (ct > SCAN_KS && cp->n_blk_all * (((uint64_t)d->n_tok + ct - 1) / ct) < SCAN_C_WG_MIN)
+    uint32_t ct = pow2_floor((uint32_t)scan_tune("VKG_TUNE_SCAN_CTMAX", SCAN_KS * SCAN_CKMAX));
+    if (ct > SCAN_KS * SCAN_CKMAX) ct = SCAN_KS * SCAN_CKMAX;
+    if (ct < SCAN_KS) ct = SCAN_KS;
+    const uint64_t wg_min = (uint64_t)scan_tune("VKG_TUNE_SCAN_WGMIN", SCAN_C_WG_MIN);
+    while (ct > SCAN_KS && cp->n_blk_all * (((uint64_t)d->n_tok + ct - 1) / ct) < wg_min)
         ct /= 2;
+    /* Sequences up to VKG_TUNE_SCAN_ONE tokens: one chunk, SCAN_CBACK alone. */
+    const uint64_t one_max = (uint64_t)scan_tune("VKG_TUNE_SCAN_ONE", 0);
+    cp->one = (uint64_t)d->n_tok <= one_max && d->n_tok <= SCAN_KS * SCAN_CKMAX;
+    if (cp->one) {
+        ct = SCAN_KS;
+        while (ct < d->n_tok)
+            ct *= 2;
+    }
     cp->ct = ct;
     cp->nc = ((uint64_t)d->n_tok + ct - 1) / ct;
     /* SCAN_CBACK walks nb row blocks per workgroup, adding their d_B / d_C
@@ -438,6 +624,23 @@ static enum vkg_status scan_encode(struct vkg_vk_encoder *enc, const struct vkg_
     uint32_t gx, gy;
     vkg_vk_grid(enc, pl.n_wg, &gx, &gy);
 
+    struct scan_lplan lp;
+    if (!back && scan_lanes_plan(dev, &pl, &lp)) {
+        const struct vkg_tensor *cur = vkg_vk_scratch(enc, (size_t)lp.n_wg * sizeof(float));
+        if (!cur) return VKG_STATUS_OUT_OF_MEMORY;
+        const struct vkg_tensor *t[9] = {s, x, dt, A, B, C, ids, node, cur};
+        p.off_st = vkg_vk_elem_offset(enc, cur);
+        vkg_vk_grid(enc, lp.n_wg, &gx, &gy);
+        uint32_t spec[8] = {
+            lp.wg, lp.sh, lp.rb, lp.ct, pl.d.mamba1 ? 1u : 0u, 0, lp.nl | lp.sgr << 8, lp.spt};
+        for (uint64_t u = 0; u == 0 || u < (uint64_t)pl.d.n_tok; u += lp.kw) {
+            spec[5] = lp.kw * 2 + (u == 0 ? 0u : 1u);
+            if (u > 0) vkg_vk_barrier(enc);
+            st = vkg_vk_dispatch(enc, &k_scan_lanes, spec, 8, t, 9, &p, gx, gy, 1);
+            if (st != VKG_STATUS_OK) return st;
+        }
+        return st;
+    }
     if (!back) {
         /* The walk's cursor: one word per workgroup. */
         const struct vkg_tensor *cur = vkg_vk_scratch(enc, (size_t)pl.n_wg * sizeof(float));
@@ -464,20 +667,35 @@ static enum vkg_status scan_encode(struct vkg_vk_encoder *enc, const struct vkg_
     uint32_t red_rb = pl.rb, n_ck = 1, nb = 1;
     if (chunked) {
         const uint32_t m1 = pl.d.mamba1 ? 1u : 0u;
-        const uint32_t cspec[7] = {cp.wg, cp.sh, cp.rb, cp.ct, m1, cp.ntn, cp.nb};
-        vkg_vk_grid(enc, cp.n_blk_all * cp.nc, &gx, &gy);
-        st = vkg_vk_dispatch(enc, &k_back_csum, cspec, 7, t, 11, &p, gx, gy, 1);
-        if (st != VKG_STATUS_OK) return st;
-        vkg_vk_barrier(enc);
-        const uint32_t kspec[7] = {pl.wg, 1, cp.rb, cp.ct, m1, cp.ntn, cp.nb};
-        const uint64_t n_el = (uint64_t)p.nq * p.nh * p.hd * p.ds;
-        uint32_t kx, ky;
-        vkg_vk_grid(enc, (n_el + pl.wg - 1) / pl.wg, &kx, &ky);
-        st = vkg_vk_dispatch(enc, &k_back_carry, kspec, 7, t, 11, &p, kx, ky, 1);
-        if (st != VKG_STATUS_OK) return st;
-        vkg_vk_barrier(enc);
+        /* Spec 6 packs NB, SGR << 8, PF << 16 (prefetched staging) and
+         * ONE << 17. */
+        const uint32_t pf = scan_tune("VKG_TUNE_SCAN_PF", 1) != 0;
+        const uint32_t cspec[8] = {cp.wg,
+                                   cp.sh,
+                                   cp.rb,
+                                   cp.ct,
+                                   m1,
+                                   cp.ntn,
+                                   cp.nb | cp.sgr << 8 | pf << 16 | (uint32_t)cp.one << 17,
+                                   cp.rs};
+        if (!cp.one) {
+            vkg_vk_grid(enc, cp.n_blk_all * cp.nc, &gx, &gy);
+            if (scan_stage_on(1))
+                st = vkg_vk_dispatch(enc, &k_back_csum, cspec, 8, t, 11, &p, gx, gy, 1);
+            if (st != VKG_STATUS_OK) return st;
+            vkg_vk_barrier(enc);
+            const uint32_t kspec[7] = {pl.wg, 1, cp.rb, cp.ct, m1, cp.ntn, cp.nb};
+            const uint64_t n_el = (uint64_t)p.nq * p.nh * p.hd * p.ds;
+            uint32_t kx, ky;
+            vkg_vk_grid(enc, (n_el + pl.wg - 1) / pl.wg, &kx, &ky);
+            if (scan_stage_on(2))
+                st = vkg_vk_dispatch(enc, &k_back_carry, kspec, 7, t, 11, &p, kx, ky, 1);
+            if (st != VKG_STATUS_OK) return st;
+            vkg_vk_barrier(enc);
+        }
         vkg_vk_grid(enc, cp.n_bg_all * cp.nc, &gx, &gy);
-        st = vkg_vk_dispatch(enc, &k_back_cback, cspec, 7, t, 11, &p, gx, gy, 1);
+        if (scan_stage_on(3))
+            st = vkg_vk_dispatch(enc, &k_back_cback, cspec, 8, t, 11, &p, gx, gy, 1);
         red_rb = cp.rb;
         n_ck = (uint32_t)cp.nc;
         nb = cp.nb;
@@ -506,8 +724,11 @@ static enum vkg_status scan_encode(struct vkg_vk_encoder *enc, const struct vkg_
                            (pl.d.mamba1 ? (uint64_t)p.ds * p.nh : p.nh) +
                            2ull * p.ds * p.ng * p.nt * p.nq;
     const uint32_t red_wg = SCAN_REDUCE_WG <= pl.wg ? SCAN_REDUCE_WG : pl.wg;
-    const uint32_t rspec[7] = {red_wg, 1, red_rb, pl.ct, pl.d.mamba1 ? 1u : 0u, 1, nb};
-    vkg_vk_grid(enc, (total + rspec[0] - 1) / rspec[0], &gx, &gy);
+    /* Mamba-2's d_A: a workgroup per head adds its partials (ATREE). */
+    const uint32_t atree = !pl.d.mamba1 && scan_tune("VKG_TUNE_SCAN_ATREE", 1) != 0;
+    const uint32_t rspec[7] = {red_wg, 1, red_rb, pl.ct, pl.d.mamba1 ? 1u : 0u, atree, nb};
+    vkg_vk_grid(enc, (total + rspec[0] - 1) / rspec[0] + (atree ? p.nh : 0), &gx, &gy);
+    if (!scan_stage_on(4)) return VKG_STATUS_OK;
     return vkg_vk_dispatch(enc, &k_back_reduce, rspec, 7, t, 11, &r, gx, gy, 1);
 }
 

@@ -1,6 +1,8 @@
 #version 450
 // SSM_SCAN forward, both forms (SPEC §3): y[p,h,t,q] = sum_n s_t[n,p] C[n,g,t,q]
 // then the final states. Layout and work split: common/ops_ssm_scan.glsl.
+// The row-block forward, for d_state past what ssm_scan_lanes.comp keeps in
+// registers (ops/ssm_scan.c picks).
 // Per token: stage inputs, update the workgroup's RB*d_state states in
 // shared memory (one invocation per element), then one invocation per row
 // sums its d_state products in order n = 0..d_state-1 (deterministic;

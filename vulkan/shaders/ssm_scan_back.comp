@@ -7,7 +7,11 @@
 // Chunked, parallel over time (SCAN_CSUM, SCAN_CARRY, SCAN_CBACK; the design
 // is written above their code below): chunk summaries in parallel, a short
 // walk over the chunks per element, then every chunk replayed and walked
-// backwards in parallel. Used whenever it fits the device.
+// backwards in parallel. Used whenever it fits the device. Sub-chunks are
+// staged through registers a step ahead (PF); SCAN_CBACK's per-token row
+// sums use a subgroup reduce-scatter where the subgroup size is fixed (SGR:
+// one barrier per token); a sequence of one chunk may skip CSUM and CARRY
+// (ONE).
 //
 // Row-block (SCAN_MAIN), for the largest d_state: one workgroup per (row
 // block, group, sequence) walks the whole sequence:
@@ -29,6 +33,8 @@
 // No atomics anywhere: the op is deterministic.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : enable
+#extension GL_KHR_shader_subgroup_basic : enable
+#extension GL_KHR_shader_subgroup_shuffle : enable
 #include "common/ops_ssm_scan.glsl"
 
 layout(std430, set = 0, binding = 7) readonly buffer BufG { float g_data[]; };
@@ -46,7 +52,9 @@ layout(std430, set = 0, binding = 10) writeonly buffer BufPt { float pt_data[]; 
 // of time chunks the d_A partials are split into (1 for SCAN_MAIN). The d_B
 // and d_C partials are per group of NB row blocks (SCAN_CBACK walks NB blocks
 // in one workgroup; 1 for SCAN_MAIN).
-layout(constant_id = 6) const uint NB = 1;
+// Spec 6 packs NB and, for SCAN_CBACK, SGR << 8 (see there).
+layout(constant_id = 6) const uint NBSG = 1;
+const uint NB = NBSG & 255u;
 
 struct ScanParts {
     uint n_wg, n_rows_all, b, c, dt, a, s;
@@ -303,9 +311,11 @@ void main() {
 // by token so one barrier separates the writes and the segment sums and one
 // the segment sums and the row totals.
 layout(constant_id = 5) const uint NTN = 1;
-#define RS 8u     // rows per invocation
+layout(constant_id = 7) const uint RS = 8; // rows per invocation
 #define KS 4u     // tokens per staged sub-chunk (replayed states in registers)
 #define CKMAX 32u // sub-chunk checkpoints per chunk: CT <= KS * CKMAX
+// The checkpoints this chunk length needs (registers, not CKMAX of them).
+const uint CKN = (CT + KS - 1u) / KS;
 
 uint scan_nc() {
     return (p.nt + CT - 1) / CT;
@@ -325,6 +335,8 @@ float scan_A(uint row, uint n) {
 
 #if defined(SCAN_CARRY)
 
+#define CB 8u // chunks per batch of loads
+
 void main() {
     const uint e = vkg_group_linear() * WG + gl_LocalInvocationIndex;
     const uint rows_all = p.nh * p.hd, nc = scan_nc(), m = scan_m(), mp = scan_mp();
@@ -334,19 +346,39 @@ void main() {
     const uint h = row / p.hd, pp = row % p.hd;
     const uint slot = uint(ids_data[p.off_ids + q]);
     const uint st_e = p.off_st, st_f = st_e + m, st_p = st_e + 2 * m, st_q = st_p + mp;
+    // Both walks load CB chunks' summaries before the dependent FMAs, so
+    // their loads overlap instead of waiting one by one.
     float s = s_data[p.off_s + n + pp * p.s_p + h * p.s_h + slot * p.s_slot];
-    for (uint c = 0; c < nc; c++) {
-        const uint r = (q * nc + c) * rows_all + row, i = r * p.ds + n;
-        const float ev = st_data[st_e + i];
-        st_data[st_e + i] = s; // the state entering chunk c
-        s = fma(st_data[st_p + (MAMBA1 != 0 ? i : r)], s, ev);
+    for (uint c0 = 0; c0 < nc; c0 += CB) {
+        float ev[CB], pv[CB];
+        [[unroll]] for (uint k = 0; k < CB; k++) {
+            const uint r = (q * nc + c0 + k) * rows_all + row, i = r * p.ds + n;
+            ev[k] = c0 + k < nc ? st_data[st_e + i] : 0.0;
+            pv[k] = c0 + k < nc ? st_data[st_p + (MAMBA1 != 0 ? i : r)] : 0.0;
+        }
+        [[unroll]] for (uint k = 0; k < CB; k++) {
+            const uint r = (q * nc + c0 + k) * rows_all + row, i = r * p.ds + n;
+            if (c0 + k < nc) {
+                st_data[st_e + i] = s; // the state entering chunk c0 + k
+                s = fma(pv[k], s, ev[k]);
+            }
+        }
     }
     float lam = g_data[p.off_g + rows_all * p.nt * p.nq + (q * rows_all + row) * p.ds + n];
-    for (uint c = nc; c-- > 0;) {
-        const uint r = (q * nc + c) * rows_all + row, i = r * p.ds + n;
-        const float fv = st_data[st_f + i];
-        st_data[st_f + i] = lam; // lambda just after chunk c
-        lam = fma(st_data[st_q + (MAMBA1 != 0 ? i : r)], lam, fv);
+    for (uint c1 = nc; c1 > 0; c1 = c1 > CB ? c1 - CB : 0u) {
+        float fv[CB], qv[CB];
+        [[unroll]] for (uint k = 0; k < CB; k++) {
+            const uint c = c1 - 1u - k, r = (q * nc + c) * rows_all + row, i = r * p.ds + n;
+            fv[k] = k < c1 ? st_data[st_f + i] : 0.0;
+            qv[k] = k < c1 ? st_data[st_q + (MAMBA1 != 0 ? i : r)] : 0.0;
+        }
+        [[unroll]] for (uint k = 0; k < CB; k++) {
+            const uint c = c1 - 1u - k, r = (q * nc + c) * rows_all + row, i = r * p.ds + n;
+            if (k < c1) {
+                st_data[st_f + i] = lam; // lambda just after chunk c
+                lam = fma(qv[k], lam, fv[k]);
+            }
+        }
     }
     const float a0 = exp(scan_softplus(dt_data[p.off_dt + h + q * p.dt_q]) * scan_A(row, n));
     const ScanParts parts = scan_parts(nc);
@@ -355,10 +387,28 @@ void main() {
 
 #else // SCAN_CSUM, SCAN_CBACK
 
+// SGR (SCAN_CBACK): the subgroup size of the row sums' reduce-scatter, 0
+// for shared memory. The host sets it only on devices whose subgroup size
+// is fixed (minSubgroupSize == maxSubgroupSize), so the shared layout may
+// depend on it.
+const uint SGR = (NBSG >> 8) & 255u;
+// PF: stage sub-chunks through registers, the next one's loads issued
+// before the current one is walked (chunk_seq), so their latency overlaps
+// the walk instead of stalling between two barriers.
+const uint PF = (NBSG >> 16) & 1u;
+// ONE (SCAN_CBACK): the sequence is one chunk, so CSUM and CARRY do not run:
+// the chunk starts from s[ids[q]] and g_S, and writes the d_s partial
+// a_0 lambda_0 itself.
+const uint ONE = (NBSG >> 17) & 1u;
+// Lanes per cluster: the subgroup, or NTN when one subgroup spans several
+// row groups (NTN a power of two below the subgroup size).
+const uint CL = SGR == 0u ? 1u : SGR < NTN ? SGR : NTN;
+
 // Shared layout (floats): the staged sub-chunk [KS][RB] x (x, dt', a, g_y)
 // and [KS][d_state] x (B, C); then (CBACK) two buffers of per-token sums and
-// the d_A sums of the rows.
-#define RP (NTN + 1u)
+// the d_A sums of the rows. RP: the pitch of the row sums, NTN + 1 per row
+// (odd, see below), or NTN / CL cluster partials per row with shuffles.
+#define RP (SGR != 0u ? NTN / CL : NTN + 1u)
 #define S_X (0u)
 #define S_DT (KS * RB)
 #define S_A (2u * KS * RB)
@@ -444,6 +494,89 @@ void chunk_stage(ChunkWg cw, uint tk) {
     }
 }
 
+// Prefetch registers: item m of the invocation is i = lid + m * WG, as in
+// chunk_stage: per row item x, dt, g_y, A; per state item B, C.
+const uint PF_MR = (KS * RB + gl_WorkGroupSize.x - 1u) / gl_WorkGroupSize.x;
+const uint PF_MS = (KS * NTN + gl_WorkGroupSize.x - 1u) / gl_WorkGroupSize.x;
+float pf_r[4u * PF_MR];
+float pf_s[2u * PF_MS];
+
+// Load sub-chunk [tk, tk + KS)'s raw inputs into the registers (the math
+// waits for chunk_commit, so nothing here waits for the loads).
+void chunk_fetch(ChunkWg cw, uint tk) {
+    const uint rows_all = p.nh * p.hd;
+    [[unroll]] for (uint m = 0; m < PF_MR; m++) {
+        const uint i = gl_LocalInvocationIndex + m * WG;
+        const uint j = i / RB, r = i % RB, t = tk + j;
+        if (i < KS * RB && t < cw.t1 && r < cw.n_rows) {
+            const uint row = cw.row0 + r, h = row / p.hd, pp = row % p.hd;
+            pf_r[4u * m] = x_data[p.off_x + pp + h * p.x_h + t * p.x_t + cw.q * p.x_q];
+            pf_r[4u * m + 1u] = dt_data[p.off_dt + h + t * p.dt_t + cw.q * p.dt_q];
+            pf_r[4u * m + 2u] = g_data[p.off_g + row + rows_all * (t + p.nt * cw.q)];
+            pf_r[4u * m + 3u] = MAMBA1 == 0 ? A_data[p.off_A + h * p.A_h] : 0.0;
+        }
+    }
+    [[unroll]] for (uint m = 0; m < PF_MS; m++) {
+        const uint i = gl_LocalInvocationIndex + m * WG;
+        const uint j = i / p.ds, n = i % p.ds, t = tk + j;
+        if (i < KS * p.ds && t < cw.t1) {
+            pf_s[2u * m] = B_data[p.off_B + n + cw.g * p.B_g + t * p.B_t + cw.q * p.B_q];
+            pf_s[2u * m + 1u] = C_data[p.off_C + n + cw.g * p.C_g + t * p.C_t + cw.q * p.C_q];
+        }
+    }
+}
+
+// Write the fetched sub-chunk [tk, tk + KS) to shared memory as chunk_stage
+// would (zeros, decay 1, outside the chunk and the block).
+void chunk_commit(ChunkWg cw, uint tk) {
+    [[unroll]] for (uint m = 0; m < PF_MR; m++) {
+        const uint i = gl_LocalInvocationIndex + m * WG;
+        const uint j = i / RB, r = i % RB, t = tk + j;
+        if (i < KS * RB) {
+            float x = 0.0, dtp = 0.0, a = 1.0, gy = 0.0;
+            if (t < cw.t1 && r < cw.n_rows) {
+                dtp = scan_softplus(pf_r[4u * m + 1u]);
+                x = pf_r[4u * m];
+                gy = pf_r[4u * m + 2u];
+                if (MAMBA1 == 0)
+                    a = exp(dtp * pf_r[4u * m + 3u]);
+            }
+            sh[S_X + i] = x;
+            sh[S_DT + i] = dtp;
+            sh[S_A + i] = a;
+            sh[S_G + i] = gy;
+        }
+    }
+    [[unroll]] for (uint m = 0; m < PF_MS; m++) {
+        const uint i = gl_LocalInvocationIndex + m * WG;
+        const uint j = i / p.ds, t = tk + j;
+        if (i < KS * p.ds) {
+            sh[S_B + i] = t < cw.t1 ? pf_s[2u * m] : 0.0;
+            sh[S_C + i] = t < cw.t1 ? pf_s[2u * m + 1u] : 0.0;
+        }
+    }
+}
+
+// Both kernels stage the chunk's sub-chunks in one order: 0 .. nk-1 on the
+// way up, then nk-2 .. 0 on the way down (the last one is still staged).
+uint chunk_seq_tk(ChunkWg cw, uint idx, uint nk) {
+    return cw.t0 + (idx < nk ? idx : 2u * nk - 2u - idx) * KS;
+}
+
+// Stage the idx-th sub-chunk of that order, between barriers; with PF, from
+// the registers, then fetch the next one.
+void chunk_seq(ChunkWg cw, uint idx, uint nk) {
+    const uint tk = chunk_seq_tk(cw, idx, nk);
+    barrier();
+    if (PF != 0u)
+        chunk_commit(cw, tk);
+    else
+        chunk_stage(cw, tk);
+    barrier();
+    if (PF != 0u && idx + 1u < 2u * nk - 1u)
+        chunk_fetch(cw, chunk_seq_tk(cw, idx + 1u, nk));
+}
+
 // a_t of the invocation's element (sub-chunk slot j, local row r).
 float chunk_decay(uint j, uint r, float A_e) {
     return MAMBA1 != 0 ? exp(sh[S_DT + j * RB + r] * A_e) : sh[S_A + j * RB + r];
@@ -454,6 +587,60 @@ float chunk_step(uint j, uint r, uint n, float A_e, float s) {
     const uint k = j * RB + r;
     return fma(chunk_decay(j, r, A_e), s, sh[S_B + j * p.ds + n] * (sh[S_X + k] * sh[S_DT + k]));
 }
+
+#if defined(SCAN_CBACK)
+
+// Row sums over a cluster of CL lanes (consecutive n of one row group ri)
+// by a reduce-scatter butterfly: at each xor distance m, lanes with bit m
+// set keep the upper half of their values and add their partner's, the
+// others the lower half, until one value is left; further distances add
+// it whole (both partners get the same sum). 2*RS values cost 2*RS - 1 +
+// log2(CL / (2*RS)) shuffles instead of 2*RS * log2(CL). Each result
+// goes to the shared row partials at [row][cluster] (fixed order). Inline
+// in SCAN_CBACK below (arrays sized by specialization constants do not
+// pass as arguments).
+
+// The block's sums over its row groups for state nn of token t (d_B, d_C
+// partials). The same invocation owns (t, nn) in every block of the group:
+// it adds onto its own earlier partial.
+void cback_cols(ChunkWg cw, ScanParts parts, uint bi, uint b, uint t, uint nn, uint ntr) {
+    float sb = 0.0, sc = 0.0;
+    for (uint rr = 0; rr < ntr; rr++) {
+        sb += sh[S_R3(b) + rr * p.ds + nn];
+        sc += sh[S_R4(b) + rr * p.ds + nn];
+    }
+    const uint pi = p.off_pt + (cw.w * p.nt + t) * p.ds + nn;
+    if (bi > 0) {
+        sb = pt_data[parts.b + pi] + sb;
+        sc = pt_data[parts.c + pi] + sc;
+    }
+    pt_data[parts.b + pi] = sb;
+    pt_data[parts.c + pi] = sc;
+}
+
+// Row r's totals over its nseg partials for token t (slot j): d_x, the
+// d(dt') partial, and (Mamba-2) the row's d_A sum.
+void cback_row(ChunkWg cw, ScanParts parts, uint b, uint j, uint t, uint r, uint nseg) {
+    const uint rows_all = p.nh * p.hd;
+    const uint row = cw.row0 + r, kr = j * RB + r, base = r * RP;
+    float s1 = 0.0, s2 = 0.0;
+    for (uint sg = 0; sg < nseg; sg++) {
+        s1 += sh[S_R1(b) + base + sg];
+        s2 += sh[S_R2(b) + base + sg];
+    }
+    const float dtp = sh[S_DT + kr], xv = sh[S_X + kr];
+    d_data[p.off_d + row + rows_all * (t + p.nt * cw.q)] = dtp * s1; // d_x
+    float ddtp;
+    if (MAMBA1 != 0) {
+        ddtp = s2 + xv * s1;
+    } else {
+        const float a = sh[S_A + kr], A_h = A_data[p.off_A + (row / p.hd) * p.A_h];
+        ddtp = s2 * a * A_h + xv * s1;
+        sh[S_ACCA + r] += s2 * a * dtp;
+    }
+    pt_data[p.off_pt + parts.dt + (cw.q * rows_all + row) * p.nt + t] = ddtp;
+}
+#endif
 
 void main() {
     ChunkWg cw;
@@ -488,10 +675,10 @@ void main() {
         lam[i] = 0.0;
         Q[i] = 1.0;
     }
+    if (PF != 0u)
+        chunk_fetch(cw, cw.t0);
     for (uint k = 0; k < nk; k++) {
-        barrier();
-        chunk_stage(cw, cw.t0 + k * KS);
-        barrier();
+        chunk_seq(cw, k, nk);
         const uint len = min(KS, cw.t1 - cw.t0 - k * KS);
         [[unroll]] for (uint j = 0; j < KS; j++)
             if (j < len)
@@ -502,11 +689,8 @@ void main() {
                 }
     }
     for (uint k = nk; k-- > 0;) {
-        if (k + 1 < nk) { // the last sub-chunk is still staged
-            barrier();
-            chunk_stage(cw, cw.t0 + k * KS);
-            barrier();
-        }
+        if (k + 1 < nk) // the last sub-chunk is still staged
+            chunk_seq(cw, 2u * nk - 2u - k, nk);
         const uint len = min(KS, cw.t1 - cw.t0 - k * KS);
         [[unroll]] for (uint jj = 0; jj < KS; jj++) {
             const uint j = KS - 1u - jj;
@@ -538,25 +722,37 @@ void main() {
 #else // SCAN_CBACK
     const ScanParts parts = scan_parts(nc);
     const uint ntr = WG / NTN;
-    const uint nseg = clamp(WG / RB, 1u, NTN);
-    float ck[CKMAX * RS], hist[KS * RS], s0[RS], dA[RS];
+    // Row sums over n: by a subgroup reduce-scatter (clusters of CL lanes:
+    // each leaves one partial per row, NTN / CL per row in all) when the
+    // host found shuffles, else by nseg strided segments of the shared row
+    // partials.
+    const bool sgp = SGR != 0u;
+    const uint nseg = sgp ? NTN / CL : clamp(WG / RB, 1u, NTN);
+    const uint nrow_items = sgp ? 0u : RB * nseg;
+    float ck[CKN * RS], hist[KS * RS], s0[RS], dA[RS];
     [[unroll]] for (uint i = 0; i < RS; i++) {
         const uint r = ri * RS + i;
         const bool ok = r < cw.n_rows;
         s[i] = ok ? st_data[st_e + (rbase + r) * p.ds + n] : 0.0;   // s_{t0-1}
         lam[i] = ok ? st_data[st_f + (rbase + r) * p.ds + n] : 0.0; // lambda_{t1}
+        if (ONE != 0u && ok) {
+            const uint row = cw.row0 + r, h = row / p.hd, pp = row % p.hd;
+            const uint slot = uint(ids_data[p.off_ids + cw.q]);
+            s[i] = s_data[p.off_s + n + pp * p.s_p + h * p.s_h + slot * p.s_slot];
+            lam[i] = g_data[p.off_g + rows_all * p.nt * p.nq + (cw.q * rows_all + row) * p.ds + n];
+        }
         dA[i] = 0.0;
     }
     for (uint r = lid; r < RB; r += WG)
         sh[S_ACCA + r] = 0.0;
 
     // Forward over the chunk, keeping the state entering every sub-chunk.
+    if (PF != 0u)
+        chunk_fetch(cw, cw.t0);
     for (uint k = 0; k < nk; k++) {
         [[unroll]] for (uint i = 0; i < RS; i++)
             ck[k * RS + i] = s[i];
-        barrier();
-        chunk_stage(cw, cw.t0 + k * KS);
-        barrier();
+        chunk_seq(cw, k, nk);
         const uint len = min(KS, cw.t1 - cw.t0 - k * KS);
         [[unroll]] for (uint j = 0; j < KS; j++)
             if (j < len)
@@ -567,11 +763,8 @@ void main() {
     // Backward, one sub-chunk at a time: replay its KS states, then walk down.
     for (uint k = nk; k-- > 0;) {
         const uint tk = cw.t0 + k * KS, len = min(KS, cw.t1 - tk);
-        if (k + 1 < nk) {
-            barrier();
-            chunk_stage(cw, tk);
-            barrier();
-        }
+        if (k + 1 < nk)
+            chunk_seq(cw, 2u * nk - 2u - k, nk);
         [[unroll]] for (uint i = 0; i < RS; i++) {
             s0[i] = ck[k * RS + i];
             s[i] = s0[i];
@@ -588,6 +781,7 @@ void main() {
                 const uint t = tk + j, b = t & 1u;
                 const float bn = sh[S_B + j * p.ds + n], cn = sh[S_C + j * p.ds + n];
                 float u3 = 0.0, u4 = 0.0;
+                float v[2u * RS]; // row i's lam B at 2i, its lam s_prev (or d_a term) at 2i + 1
                 [[unroll]] for (uint i = 0; i < RS; i++) {
                     const uint r = ri * RS + i, kr = j * RB + r;
                     const float s_prev = j > 0 ? hist[(j - 1) * RS + i] : s0[i];
@@ -595,12 +789,16 @@ void main() {
                     const float a = chunk_decay(j, r, A_e[i]);
                     lam[i] = fma(an[i], lam[i], gy * cn);
                     const float ls = lam[i] * s_prev;
-                    sh[S_R1(b) + r * RP + n] = lam[i] * bn;
+                    v[2u * i] = lam[i] * bn;
                     if (MAMBA1 != 0) {
-                        sh[S_R2(b) + r * RP + n] = ls * a * A_e[i]; // da_{t,n} a_{t,n} A_{n,h}
+                        v[2u * i + 1u] = ls * a * A_e[i]; // da_{t,n} a_{t,n} A_{n,h}
                         dA[i] = fma(ls * a, dtp, dA[i]);
                     } else {
-                        sh[S_R2(b) + r * RP + n] = ls;
+                        v[2u * i + 1u] = ls;
+                    }
+                    if (!sgp) {
+                        sh[S_R1(b) + r * RP + n] = v[2u * i];
+                        sh[S_R2(b) + r * RP + n] = v[2u * i + 1u];
                     }
                     u3 = fma(lam[i], sh[S_X + kr] * dtp, u3);
                     u4 = fma(gy, hist[j * RS + i], u4);
@@ -608,66 +806,82 @@ void main() {
                 }
                 sh[S_R3(b) + ri * p.ds + n] = u3;
                 sh[S_R4(b) + ri * p.ds + n] = u4;
-                barrier();
-                // Row sums over n by strided segments (segment sg: n = sg,
-                // sg + nseg, ...); the block's sums over rows per n.
-                for (uint it = lid; it < RB * nseg + p.ds; it += WG) {
-                    if (it < RB * nseg) {
-                        const uint r = it / nseg, sg = it % nseg;
-                        if (r < cw.n_rows) {
-                            const uint base = r * RP;
-                            float s1 = 0.0, s2 = 0.0;
-                            for (uint nn = sg; nn < NTN; nn += nseg) {
-                                s1 += sh[S_R1(b) + base + nn];
-                                s2 += sh[S_R2(b) + base + nn];
+                if (sgp) { // the reduce-scatter described above
+                    const uint lane = gl_SubgroupInvocationID;
+                    uint cnt = 2u * RS, base = 0u;
+                    [[unroll]] for (uint m = CL / 2u; m >= 1u; m /= 2u) {
+                        if (cnt > 1u) {
+                            const uint hf = cnt / 2u;
+                            const bool up = (lane & m) != 0u;
+                            [[unroll]] for (uint k = 0; k < hf; k++) {
+                                const float keep = up ? v[k + hf] : v[k];
+                                const float send = up ? v[k] : v[k + hf];
+                                v[k] = keep + subgroupShuffleXor(send, m);
                             }
-                            sh[S_R1(b) + base + sg] = s1; // only this invocation read these
-                            sh[S_R2(b) + base + sg] = s2;
+                            if (up)
+                                base += hf;
+                            cnt = hf;
+                        } else {
+                            v[0] += subgroupShuffleXor(v[0], m);
                         }
-                    } else {
-                        const uint nn = it - RB * nseg;
-                        float sb = 0.0, sc = 0.0;
-                        for (uint rr = 0; rr < ntr; rr++) {
-                            sb += sh[S_R3(b) + rr * p.ds + nn];
-                            sc += sh[S_R4(b) + rr * p.ds + nn];
-                        }
-                        // The same invocation owns (t, n) in every block of
-                        // the group: it adds onto its own earlier partial.
-                        const uint pi = p.off_pt + (cw.w * p.nt + t) * p.ds + nn;
-                        if (bi > 0) {
-                            sb = pt_data[parts.b + pi] + sb;
-                            sc = pt_data[parts.c + pi] + sc;
-                        }
-                        pt_data[parts.b + pi] = sb;
-                        pt_data[parts.c + pi] = sc;
+                    }
+                    // Lanes with bits below CL / (2 RS) set hold duplicates.
+                    const uint dup = CL > 2u * RS ? CL / (2u * RS) : 1u;
+                    if (lane % dup == 0u) {
+                        const uint sgi = n / CL;
+                        [[unroll]] for (uint k = 0; k < 2u * RS; k++)
+                            if (k < cnt) {
+                                const uint j = base + k, r = ri * RS + j / 2u;
+                                sh[((j & 1u) != 0u ? S_R2(b) : S_R1(b)) + r * RP + sgi] = v[k];
+                            }
                     }
                 }
                 barrier();
-                for (uint r = lid; r < cw.n_rows; r += WG) {
-                    const uint row = cw.row0 + r, kr = j * RB + r, base = r * RP;
-                    float s1 = 0.0, s2 = 0.0;
-                    for (uint sg = 0; sg < nseg; sg++) {
-                        s1 += sh[S_R1(b) + base + sg];
-                        s2 += sh[S_R2(b) + base + sg];
+                if (sgp) {
+                    // The row partials are complete: the block's sums over
+                    // rows per n and the row totals in one pass.
+                    for (uint it = lid; it < p.ds + RB; it += WG) {
+                        if (it < p.ds)
+                            cback_cols(cw, parts, bi, b, t, it, ntr);
+                        else if (it - p.ds < cw.n_rows)
+                            cback_row(cw, parts, b, j, t, it - p.ds, nseg);
                     }
-                    const float dtp = sh[S_DT + kr], xv = sh[S_X + kr];
-                    d_data[p.off_d + row + rows_all * (t + p.nt * cw.q)] = dtp * s1; // d_x
-                    float ddtp;
-                    if (MAMBA1 != 0) {
-                        ddtp = s2 + xv * s1;
-                    } else {
-                        const float a = sh[S_A + kr], A_h = A_data[p.off_A + (row / p.hd) * p.A_h];
-                        ddtp = s2 * a * A_h + xv * s1;
-                        sh[S_ACCA + r] += s2 * a * dtp;
+                } else {
+                    // Row sums over n by strided segments (segment sg: n =
+                    // sg, sg + nseg, ...); the block's sums over rows per n.
+                    for (uint it = lid; it < nrow_items + p.ds; it += WG) {
+                        if (it < nrow_items) {
+                            const uint r = it / nseg, sg = it % nseg;
+                            if (r < cw.n_rows) {
+                                const uint base = r * RP;
+                                float s1 = 0.0, s2 = 0.0;
+                                for (uint nn = sg; nn < NTN; nn += nseg) {
+                                    s1 += sh[S_R1(b) + base + nn];
+                                    s2 += sh[S_R2(b) + base + nn];
+                                }
+                                sh[S_R1(b) + base + sg] = s1; // only this invocation read these
+                                sh[S_R2(b) + base + sg] = s2;
+                            }
+                        } else {
+                            cback_cols(cw, parts, bi, b, t, it - nrow_items, ntr);
+                        }
                     }
-                    pt_data[p.off_pt + parts.dt + (cw.q * rows_all + row) * p.nt + t] = ddtp;
+                    barrier();
+                    for (uint r = lid; r < cw.n_rows; r += WG)
+                        cback_row(cw, parts, b, j, t, r, nseg);
                 }
                 // No barrier here: the next token writes the other buffer, and
                 // the next sub-chunk's staging is preceded by one.
             }
         }
     }
-    // d_A partials of this chunk.
+    // One chunk: an = a_0 and lam = lambda_0 now (CARRY's d_s partial).
+    if (ONE != 0u)
+        [[unroll]] for (uint i = 0; i < RS; i++)
+            if (ri * RS + i < cw.n_rows)
+                pt_data[p.off_pt + parts.s + (rbase + ri * RS + i) * p.ds + n] = an[i] * lam[i];
+    // d_A partials of this chunk (the row sums' owners differ by path).
+    barrier();
     if (MAMBA1 != 0) {
         [[unroll]] for (uint i = 0; i < RS; i++)
             if (ri * RS + i < cw.n_rows)
@@ -683,10 +897,39 @@ void main() {
 
 #elif defined(SCAN_REDUCE)
 
+// ATREE (Mamba-2 only): the first n_head workgroups each add one d_A
+// output's n_seqs * n_ck * head_dim partials, strided over the invocations
+// then by a tree in shared memory (fixed order), instead of one invocation
+// walking them all; the other workgroups do the rest, one output each.
+layout(constant_id = 5) const uint ATREE = 0;
+shared float red[gl_WorkGroupSize.x];
+
 void main() {
     const uint nc = p.n_ck; // time chunks of the d_A partials
     const ScanParts parts = scan_parts(nc);
-    const uint e = vkg_group_linear() * WG + gl_LocalInvocationIndex;
+    uint wid = vkg_group_linear();
+    const uint lid = gl_LocalInvocationIndex;
+    if (ATREE != 0 && MAMBA1 == 0) {
+        if (wid < p.nh) {
+            const uint m = p.nq * nc * p.hd;
+            float acc = 0.0;
+            for (uint j = lid; j < m; j += WG)
+                acc += pt_data[p.off_pt + parts.a + (j / p.hd) * parts.n_rows_all + wid * p.hd + j % p.hd];
+            red[lid] = acc;
+            for (uint w = WG / 2u; w > 0; w /= 2u) {
+                barrier();
+                if (lid < w)
+                    red[lid] += red[lid + w];
+            }
+            if (lid == 0) {
+                const uint n_s = p.ds * parts.n_rows_all * p.n_slots;
+                d_data[p.off_d + n_s + parts.n_rows_all * p.nt * p.nq + p.nh * p.nt * p.nq + wid] = red[0];
+            }
+            return;
+        }
+        wid -= p.nh;
+    }
+    const uint e = wid * WG + lid;
     const uint rpg = (p.nh / p.ng) * p.hd, n_blk = (rpg + RB * NB - 1) / (RB * NB);
     const uint n_s = p.ds * parts.n_rows_all * p.n_slots;
     const uint n_x = parts.n_rows_all * p.nt * p.nq;
@@ -718,6 +961,8 @@ void main() {
     i -= n_dt;
     out_base += n_dt;
     if (i < n_A) { // d_A: over sequences (and channels of the head for Mamba-2)
+        if (ATREE != 0 && MAMBA1 == 0)
+            return; // added by the tree workgroups
         float acc = 0.0;
         if (MAMBA1 != 0) {
             const uint n = i % p.ds, h = i / p.ds;

@@ -7,17 +7,27 @@
 // transposed view) are the same kernel with different strides. A broadcasts
 // over the batch: its batch index is (i2 / r2, i3 / r3) (SPEC §3).
 //
-// Tiling: a workgroup of 256 invocations owns a BM x BN = 128 x 128 tile of D;
-// each invocation accumulates an 8 x 8 register block (two 4-wide strips per
-// axis, 64 apart, so neighbouring invocations read neighbouring shared words).
-// K is walked in steps of BK = 16; each step stages A[128 x 16] and B[128 x 16]
-// in shared memory as vec4 rows (2 * 16 * 132 floats = 16.5 KiB, below every
-// device's 32 KiB minimum seen). (Fetching the next step into registers
-// during the multiply measured slower on the H200: register pressure.) A tile is loaded along whichever of its axes has unit
-// stride, so the transposed-src1 case reads global memory as coalesced as the
-// contiguous one. Edges are handled by zero-filling the staged tiles and by a
-// bounds check on the store; accumulation is plain fp32 FMA in a fixed k
-// order, so results are deterministic and the error bound is gamma(K)*sum|a*b|.
+// Tiling (compile-time, set by the including .comp / its defines):
+//   GEMM_BM x GEMM_BN tile of D per workgroup, GEMM_TM x GEMM_TN register
+//   block per invocation (GEMM_TM / 4 strips of 4 rows, NT_M * 4 rows apart,
+//   so neighbouring invocations read neighbouring shared vec4s), K walked in
+//   steps of GEMM_BK staged in shared memory as k-major vec4 rows.
+//   GEMM_PIPE 0: one staging buffer, two barriers per step. GEMM_PIPE 1: two
+//   buffers; the next step's global loads are issued into registers before
+//   the current step's FMAs and stored after them, one barrier per step, so
+//   global latency hides behind arithmetic (but the loaded values stay live
+//   across the FMAs: on an H200 that costs occupancy, so the big tiles use
+//   GEMM_PIPE 0 and only the small, latency-bound ones use 1).
+// A tile is loaded along whichever of its axes has unit stride, so the
+// transposed-src1 case reads global memory as coalesced as the contiguous
+// one. Edges: staged tiles are zero-filled, stores are bounds-checked.
+//
+// Split K (ops/matmul.c decides): n_split > 1 gives each workgroup of the z
+// axis one (batch, k chunk) pair; it writes its partial tile into a
+// contiguous scratch [n_split][batch][N][M] (strides set by the host, split
+// stride M * N * batches) that gemm_reduce.comp sums in split order.
+// Accumulation is plain fp32 FMA in a fixed k order either way:
+// deterministic, error <= gamma(K) * sum |a*b|.
 //
 // Grids larger than maxComputeWorkGroupCount are walked by grid-stride loops
 // over x, y and z (all workgroup-uniform, so the barriers stay legal).
@@ -26,11 +36,48 @@
 
 #extension GL_EXT_control_flow_attributes : enable
 
-#define BM 128
-#define BN 128
-#define BK 16
-#define LDS4 (BM / 4 + 1) // vec4s per staged k-row (one vec4 of padding)
-#define WG 256
+#ifndef GEMM_BM
+#define GEMM_BM 128
+#endif
+#ifndef GEMM_BN
+#define GEMM_BN 128
+#endif
+#ifndef GEMM_BK
+#define GEMM_BK 16
+#endif
+#ifndef GEMM_TM
+#define GEMM_TM 8
+#endif
+#ifndef GEMM_TN
+#define GEMM_TN 8
+#endif
+#ifndef GEMM_PIPE
+#define GEMM_PIPE 0
+#endif
+#ifndef GEMM_PAD
+#define GEMM_PAD 1
+#endif
+#ifndef GEMM_LOADMAP
+#define GEMM_LOADMAP 0
+#endif
+
+#define BM GEMM_BM
+#define BN GEMM_BN
+#define BK GEMM_BK
+#define NT_M (BM / GEMM_TM) // invocations along m
+#define NT_N (BN / GEMM_TN) // invocations along n
+#define WG (NT_M * NT_N)
+#define SM_M (GEMM_TM / 4) // 4-row strips per invocation
+#define SM_N (GEMM_TN / 4)
+#define LDA4 (BM / 4 + GEMM_PAD) // vec4s per staged k-row
+#define LDB4 (BN / 4 + GEMM_PAD)
+#define GA (BM * BK / (4 * WG)) // 4-float groups each invocation loads per step
+#define GB (BN * BK / (4 * WG))
+#define STAGES (GEMM_PIPE + 1)
+
+#if GA < 1 || GB < 1 || (BM * BK) % (4 * WG) != 0 || (BN * BK) % (4 * WG) != 0
+#error "tile too small for the workgroup: each invocation must load whole 4-float groups"
+#endif
 
 layout(local_size_x = WG, local_size_y = 1, local_size_z = 1) in;
 
@@ -45,101 +92,170 @@ layout(push_constant) uniform Push {
     uint off_b, off_d, sa_i, sa_k;
     uint sa_2, sa_3, sb_j, sb_k;
     uint sb_2, sb_3, sd_i, sd_j;
-    uint sd_2, sd_3, pad0, pad1;
+    uint sd_2, sd_3, n_split, k_chunk; // n_split <= 1: no split, D is the node
 } p;
 
-shared vec4 sh_a[BK * LDS4];
-shared vec4 sh_b[BK * LDS4];
+shared vec4 sh_a[STAGES * BK * LDA4];
+shared vec4 sh_b[STAGES * BK * LDB4];
 
-// Global -> registers for the tile rows [row0, row0+128) x k [k0, k0+16):
-// 8 values per invocation, zero outside the matrix. With unit stride along
-// rows (or none at all) an invocation takes 4 consecutive rows at 2 k; with
-// unit stride along k (the transposed case) 4 consecutive k of 2 rows. Both
-// read contiguous runs, so either layout streams at the same speed.
-#define VKG_GEMM_FETCH(REG, SRC, OFF, S_ROW, S_K, N_ROWS, row0, k0, base)             \
-    {                                                                                 \
-        const bool k_fast = (S_K == 1u && S_ROW != 1u);                               \
-        const uint idx = gl_LocalInvocationIndex;                                     \
-        [[unroll]] for (uint h = 0; h < 2; h++) {                                     \
-            const uint r = k_fast ? idx / 4u + 64u * h : (idx % 32u) * 4u;            \
-            const uint kk = k_fast ? (idx % 4u) * 4u : idx / 32u + 8u * h;            \
-            [[unroll]] for (uint c = 0; c < 4; c++) {                                 \
-                const uint gr = row0 + r + (k_fast ? 0u : c);                         \
-                const uint gk = k0 + kk + (k_fast ? c : 0u);                          \
-                REG[h * 4 + c] = (gr < N_ROWS && gk < p.K)                           \
-                                     ? SRC[OFF + base + gr * S_ROW + gk * S_K]         \
-                                     : 0.0;                                           \
-            }                                                                         \
-        }                                                                             \
+// Global -> registers for tile rows [row0, row0 + ROWS) x k [k0, k0 + BK),
+// G * 4 floats per invocation, zero outside the matrix or past kend.
+// GEMM_LOADMAP 0: an invocation loads 4 consecutive floats along the
+// unit-stride axis (rows, or k in the transposed case) and stages them as one
+// vec4 (rows) or 4 scalars (k). GEMM_LOADMAP 1: float j of invocation idx is
+// element j * WG + idx of the tile walked along its unit-stride axis, so each
+// load instruction of a subgroup reads one contiguous run (fewer L1
+// transactions), staged as scalars.
+#if GEMM_LOADMAP == 0
+#define VKG_GEMM_FETCH(REG, G, ROWS, SRC, OFF, S_ROW, S_K, N_ROWS, row0, k0, kend)        \
+    {                                                                                     \
+        const bool k_fast = (S_K == 1u && S_ROW != 1u);                                   \
+        [[unroll]] for (uint h = 0; h < G; h++) {                                         \
+            const uint g = gl_LocalInvocationIndex + WG * h;                              \
+            const uint r = k_fast ? g / (BK / 4u) : (g % (ROWS / 4u)) * 4u;               \
+            const uint kk = k_fast ? (g % (BK / 4u)) * 4u : g / (ROWS / 4u);              \
+            [[unroll]] for (uint c = 0; c < 4; c++) {                                     \
+                const uint gr = row0 + r + (k_fast ? 0u : c);                             \
+                const uint gk = k0 + kk + (k_fast ? c : 0u);                              \
+                REG[h * 4 + c] =                                                          \
+                    (gr < N_ROWS && gk < kend) ? SRC[OFF + gr * S_ROW + gk * S_K] : 0.0;  \
+            }                                                                             \
+        }                                                                                 \
     }
 
-// Registers -> the staged tile (k-major rows of 128 floats as 32 vec4s).
-#define VKG_GEMM_STORE(DST, REG, S_ROW, S_K)                                          \
-    {                                                                                 \
-        const bool k_fast = (S_K == 1u && S_ROW != 1u);                               \
-        const uint idx = gl_LocalInvocationIndex;                                     \
-        [[unroll]] for (uint h = 0; h < 2; h++) {                                     \
-            if (k_fast) {                                                             \
-                const uint r = idx / 4u + 64u * h, kk = (idx % 4u) * 4u;              \
-                [[unroll]] for (uint c = 0; c < 4; c++)                               \
-                    DST[(kk + c) * LDS4 + r / 4u][r % 4u] = REG[h * 4 + c];           \
-            } else {                                                                  \
-                const uint r4 = idx % 32u, kk = idx / 32u + 8u * h;                   \
-                DST[kk * LDS4 + r4] = vec4(REG[h * 4], REG[h * 4 + 1], REG[h * 4 + 2],  \
-                                           REG[h * 4 + 3]);                           \
-            }                                                                         \
-        }                                                                             \
+// Registers -> staged tile at vec4 offset BASE (k-major rows of LD4 vec4s).
+#define VKG_GEMM_STORE(DST, BASE, LD4, REG, G, ROWS, S_ROW, S_K)                          \
+    {                                                                                     \
+        const bool k_fast = (S_K == 1u && S_ROW != 1u);                                   \
+        [[unroll]] for (uint h = 0; h < G; h++) {                                         \
+            const uint g = gl_LocalInvocationIndex + WG * h;                              \
+            if (k_fast) {                                                                 \
+                const uint r = g / (BK / 4u), kk = (g % (BK / 4u)) * 4u;                  \
+                [[unroll]] for (uint c = 0; c < 4; c++)                                   \
+                    DST[BASE + (kk + c) * LD4 + r / 4u][r % 4u] = REG[h * 4 + c];         \
+            } else {                                                                      \
+                const uint r4 = g % (ROWS / 4u), kk = g / (ROWS / 4u);                    \
+                DST[BASE + kk * LD4 + r4] =                                               \
+                    vec4(REG[h * 4], REG[h * 4 + 1], REG[h * 4 + 2], REG[h * 4 + 3]);     \
+            }                                                                             \
+        }                                                                                 \
+    }
+#else
+#define VKG_GEMM_FETCH(REG, G, ROWS, SRC, OFF, S_ROW, S_K, N_ROWS, row0, k0, kend)        \
+    {                                                                                     \
+        const bool k_fast = (S_K == 1u && S_ROW != 1u);                                   \
+        [[unroll]] for (uint j = 0; j < G * 4; j++) {                                     \
+            const uint e = WG * j + gl_LocalInvocationIndex;                              \
+            const uint r = k_fast ? e / BK : e % ROWS;                                    \
+            const uint kk = k_fast ? e % BK : e / ROWS;                                   \
+            const uint gr = row0 + r, gk = k0 + kk;                                       \
+            REG[j] = (gr < N_ROWS && gk < kend) ? SRC[OFF + gr * S_ROW + gk * S_K] : 0.0; \
+        }                                                                                 \
+    }
+
+#define VKG_GEMM_STORE(DST, BASE, LD4, REG, G, ROWS, S_ROW, S_K)                          \
+    {                                                                                     \
+        const bool k_fast = (S_K == 1u && S_ROW != 1u);                                   \
+        [[unroll]] for (uint j = 0; j < G * 4; j++) {                                     \
+            const uint e = WG * j + gl_LocalInvocationIndex;                              \
+            const uint r = k_fast ? e / BK : e % ROWS;                                    \
+            const uint kk = k_fast ? e % BK : e / ROWS;                                   \
+            DST[BASE + kk * LD4 + r / 4u][r % 4u] = REG[j];                               \
+        }                                                                                 \
+    }
+#endif
+
+// One staged step: acc += A_tile[., k] (x) B_tile[., k] for the BK staged k.
+#define VKG_GEMM_STEP(ABASE, BBASE)                                                       \
+    [[unroll]] for (uint kk = 0; kk < BK; kk++) {                                         \
+        vec4 av[SM_M], bv[SM_N];                                                          \
+        [[unroll]] for (uint s = 0; s < SM_M; s++)                                        \
+            av[s] = sh_a[ABASE + kk * LDA4 + s * NT_M + tx];                              \
+        [[unroll]] for (uint t = 0; t < SM_N; t++)                                        \
+            bv[t] = sh_b[BBASE + kk * LDB4 + t * NT_N + ty];                              \
+        [[unroll]] for (uint s = 0; s < SM_M; s++)                                        \
+            [[unroll]] for (uint c = 0; c < 4; c++)                                       \
+                [[unroll]] for (uint t = 0; t < SM_N; t++)                                \
+                    acc[s * 4 + c][t] = fma(vec4(av[s][c]), bv[t], acc[s * 4 + c][t]);    \
     }
 
 void main() {
-    const uint tx = gl_LocalInvocationIndex % 16u; // rows tx*4.. and 64+tx*4..
-    const uint ty = gl_LocalInvocationIndex / 16u; // cols ty*4.. and 64+ty*4..
+    const uint idx = gl_LocalInvocationIndex;
+    const uint tx = idx % NT_M, ty = idx / NT_M;
     const uint tiles_m = (p.M + BM - 1) / BM;
     const uint tiles_n = (p.N + BN - 1) / BN;
     const uint n_batch = p.n_b2 * p.n_b3;
+    const bool split = p.n_split > 1u;
+    const uint n_split = split ? p.n_split : 1u;
+    const uint k_chunk = split ? p.k_chunk : p.K;
 
-    for (uint z = gl_WorkGroupID.z; z < n_batch; z += gl_NumWorkGroups.z) {
-        const uint i2 = z % p.n_b2, i3 = z / p.n_b2;
-        const uint base_a = (i2 / p.r2) * p.sa_2 + (i3 / p.r3) * p.sa_3;
-        const uint base_b = i2 * p.sb_2 + i3 * p.sb_3;
-        const uint base_d = i2 * p.sd_2 + i3 * p.sd_3;
+    for (uint z = gl_WorkGroupID.z; z < n_batch * n_split; z += gl_NumWorkGroups.z) {
+        const uint zb = z / n_split, zs = z % n_split;
+        const uint i2 = zb % p.n_b2, i3 = zb / p.n_b2;
+        const uint base_a = p.off_a + (i2 / p.r2) * p.sa_2 + (i3 / p.r3) * p.sa_3;
+        const uint base_b = p.off_b + i2 * p.sb_2 + i3 * p.sb_3;
+        const uint base_d = p.off_d + i2 * p.sd_2 + i3 * p.sd_3 + zs * (p.M * p.N * n_batch);
+        const uint kbeg = zs * k_chunk, kend = min(p.K, kbeg + k_chunk);
         for (uint tn = gl_WorkGroupID.y; tn < tiles_n; tn += gl_NumWorkGroups.y) {
             for (uint tm = gl_WorkGroupID.x; tm < tiles_m; tm += gl_NumWorkGroups.x) {
                 const uint m0 = tm * BM, n0 = tn * BN;
-                vec4 acc[8][2];
-                [[unroll]] for (uint i = 0; i < 8; i++) {
-                    acc[i][0] = vec4(0.0);
-                    acc[i][1] = vec4(0.0);
-                }
-                float ra[8], rb[8];
+                vec4 acc[GEMM_TM][SM_N];
+                [[unroll]] for (uint i = 0; i < GEMM_TM; i++)
+                    [[unroll]] for (uint t = 0; t < SM_N; t++)
+                        acc[i][t] = vec4(0.0);
+                float ra[GA * 4], rb[GB * 4];
 
-                for (uint k0 = 0; k0 < p.K; k0 += BK) {
+#if GEMM_PIPE == 0
+                for (uint k0 = kbeg; k0 < kend; k0 += BK) {
                     barrier(); // the previous step's readers are done
-                    VKG_GEMM_FETCH(ra, a_data, p.off_a, p.sa_i, p.sa_k, p.M, m0, k0, base_a)
-                    VKG_GEMM_FETCH(rb, b_data, p.off_b, p.sb_j, p.sb_k, p.N, n0, k0, base_b)
-                    VKG_GEMM_STORE(sh_a, ra, p.sa_i, p.sa_k)
-                    VKG_GEMM_STORE(sh_b, rb, p.sb_j, p.sb_k)
+                    VKG_GEMM_FETCH(ra, GA, BM, a_data, base_a, p.sa_i, p.sa_k, p.M, m0, k0, kend)
+                    VKG_GEMM_FETCH(rb, GB, BN, b_data, base_b, p.sb_j, p.sb_k, p.N, n0, k0, kend)
+                    VKG_GEMM_STORE(sh_a, 0u, LDA4, ra, GA, BM, p.sa_i, p.sa_k)
+                    VKG_GEMM_STORE(sh_b, 0u, LDB4, rb, GB, BN, p.sb_j, p.sb_k)
                     barrier();
-                    [[unroll]] for (uint kk = 0; kk < BK; kk++) {
-                        const vec4 a0 = sh_a[kk * LDS4 + tx], a1 = sh_a[kk * LDS4 + 16u + tx];
-                        const vec4 b0 = sh_b[kk * LDS4 + ty], b1 = sh_b[kk * LDS4 + 16u + ty];
-                        [[unroll]] for (uint i = 0; i < 4; i++) {
-                            acc[i][0] = fma(vec4(a0[i]), b0, acc[i][0]);
-                            acc[i][1] = fma(vec4(a0[i]), b1, acc[i][1]);
-                            acc[4 + i][0] = fma(vec4(a1[i]), b0, acc[4 + i][0]);
-                            acc[4 + i][1] = fma(vec4(a1[i]), b1, acc[4 + i][1]);
-                        }
-                    }
+                    VKG_GEMM_STEP(0u, 0u)
                 }
+#else
+                // The loop below ends every step with a barrier, so buffer 0
+                // is free here even for a grid-stride successor tile.
+                VKG_GEMM_FETCH(ra, GA, BM, a_data, base_a, p.sa_i, p.sa_k, p.M, m0, kbeg, kend)
+                VKG_GEMM_FETCH(rb, GB, BN, b_data, base_b, p.sb_j, p.sb_k, p.N, n0, kbeg, kend)
+                VKG_GEMM_STORE(sh_a, 0u, LDA4, ra, GA, BM, p.sa_i, p.sa_k)
+                VKG_GEMM_STORE(sh_b, 0u, LDB4, rb, GB, BN, p.sb_j, p.sb_k)
+                barrier();
+                uint cur = 0u;
+                for (uint k0 = kbeg; k0 < kend; k0 += BK) {
+                    const bool more = k0 + BK < kend; // workgroup-uniform
+                    if (more) {
+                        VKG_GEMM_FETCH(ra, GA, BM, a_data, base_a, p.sa_i, p.sa_k, p.M, m0,
+                                       k0 + BK, kend)
+                        VKG_GEMM_FETCH(rb, GB, BN, b_data, base_b, p.sb_j, p.sb_k, p.N, n0,
+                                       k0 + BK, kend)
+                    }
+                    VKG_GEMM_STEP(cur * (BK * LDA4), cur * (BK * LDB4))
+                    if (more) {
+                        VKG_GEMM_STORE(sh_a, (cur ^ 1u) * (BK * LDA4), LDA4, ra, GA, BM, p.sa_i,
+                                       p.sa_k)
+                        VKG_GEMM_STORE(sh_b, (cur ^ 1u) * (BK * LDB4), LDB4, rb, GB, BN, p.sb_j,
+                                       p.sb_k)
+                    }
+                    barrier(); // the next buffer is staged; this one is free again
+                    cur ^= 1u;
+                }
+#endif
 
-                [[unroll]] for (uint i = 0; i < 8; i++) {
-                    const uint gi = m0 + (i < 4 ? tx * 4 + i : 64 + tx * 4 + (i - 4));
-                    if (gi >= p.M)
-                        continue;
-                    [[unroll]] for (uint j = 0; j < 8; j++) {
-                        const uint gj = n0 + (j < 4 ? ty * 4 + j : 64 + ty * 4 + (j - 4));
-                        if (gj < p.N)
-                            d_data[p.off_d + base_d + gi * p.sd_i + gj * p.sd_j] = acc[i][j / 4][j % 4];
+                [[unroll]] for (uint s = 0; s < SM_M; s++) {
+                    [[unroll]] for (uint c = 0; c < 4; c++) {
+                        const uint gi = m0 + s * 4u * NT_M + tx * 4u + c;
+                        if (gi >= p.M)
+                            continue;
+                        [[unroll]] for (uint t = 0; t < SM_N; t++) {
+                            [[unroll]] for (uint c2 = 0; c2 < 4; c2++) {
+                                const uint gj = n0 + t * 4u * NT_N + ty * 4u + c2;
+                                if (gj < p.N)
+                                    d_data[base_d + gi * p.sd_i + gj * p.sd_j] = acc[s * 4 + c][t][c2];
+                            }
+                        }
                     }
                 }
             }

@@ -15,7 +15,10 @@ layout(push_constant) uniform Push {
     uint sx0, sx1, sx2, c0;     // sx strides; c stride along k
     uint c1, g0, g1, g2;        // c stride along channels; g strides
     uint off_sx, off_c, off_g, off_d;
-    uint off_p, n_tiles, n_cb, pad0; // partials offset, time tiles, channel blocks
+    uint off_p, n_tiles, n_cb, clen; // partials offset, time tiles (chunks), channel blocks,
+                                     // positions per chunk (ssm_conv_walk.comp)
+    uint order, diag, pad1, pad2;    // grid order of ssm_conv_walk.comp; diag: bits
+                                     // that skip parts of it, for measurement only
 } p;
 
 #endif

@@ -6,7 +6,9 @@
 // row is read once for log-sum-exp and every exp() argument is <= 0: logits
 // of +-100 (or any finite value) cannot overflow. The per-invocation pairs
 // and sums are combined by a tree in shared memory in a fixed order: no
-// subgroup size is assumed and the result is deterministic.
+// subgroup size is assumed and the result is deterministic. Kernels that
+// define XENT_SUBGROUP (and enable the subgroup shuffle extensions) may use
+// xent_reduce_sg instead: fewer barriers, same determinism.
 #ifndef VKG_OPS_XENT_GLSL
 #define VKG_OPS_XENT_GLSL
 
@@ -76,5 +78,53 @@ void xent_reduce(inout float m, inout float s, inout float l) {
     l = red_l[0];
     barrier(); // the arrays may be reused right after
 }
+
+#ifdef XENT_SUBGROUP
+// Same result contract as xent_reduce with fewer barriers: an XOR butterfly
+// inside each subgroup (both lanes of a pair combine the same two values and
+// + and max are commutative, so every lane holds identical, order-fixed
+// totals), then rounds over the per-subgroup totals in shared memory until
+// one is left (one round when WG <= subgroup size squared). Needs full
+// subgroups: WG a multiple of the subgroup size (the host checks).
+void xent_butterfly(inout float m, inout float s, inout float l) {
+    for (uint h = gl_SubgroupSize / 2; h > 0; h >>= 1) {
+        const float m2 = subgroupShuffleXor(m, h);
+        const float s2 = subgroupShuffleXor(s, h);
+        const float l2 = subgroupShuffleXor(l, h);
+        xent_merge(m, s, m2, s2);
+        l += l2;
+    }
+}
+
+void xent_reduce_sg(inout float m, inout float s, inout float l) {
+    const uint t = gl_LocalInvocationIndex;
+    xent_butterfly(m, s, l);
+    uint n = gl_NumSubgroups; // totals left, in red_*[0..n)
+    if (gl_SubgroupInvocationID == 0) {
+        red_m[gl_SubgroupID] = m;
+        red_s[gl_SubgroupID] = s;
+        red_l[gl_SubgroupID] = l;
+    }
+    barrier();
+    while (n > 1) {
+        m = t < n ? red_m[t] : XENT_LOWEST;
+        s = t < n ? red_s[t] : 0.0;
+        l = t < n ? red_l[t] : 0.0;
+        barrier();
+        xent_butterfly(m, s, l); // (LOWEST, 0) merges as an exact identity
+        if (gl_SubgroupInvocationID == 0 && gl_SubgroupID * gl_SubgroupSize < n) {
+            red_m[gl_SubgroupID] = m;
+            red_s[gl_SubgroupID] = s;
+            red_l[gl_SubgroupID] = l;
+        }
+        barrier();
+        n = (n + gl_SubgroupSize - 1) / gl_SubgroupSize;
+    }
+    m = red_m[0];
+    s = red_s[0];
+    l = red_l[0];
+    barrier(); // the arrays may be reused right after
+}
+#endif
 
 #endif
