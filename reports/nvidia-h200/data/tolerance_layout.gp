@@ -1,15 +1,15 @@
 # written by perf/report.py: op ticks and family bands of tolerance.tsv
-xmax = 251.3
+xmax = 266.3
 exact_y = 1e-09
 none_y = 10
 has_none = 0
 top_y = 1
-st_n0 = 193
+st_n0 = 208
 st_n1 = 0
 st_n2 = 0
 st_n3 = 0
 st_n4 = 0
-set xtics ("out_prod" 5, "mul_mat" 19.5, "cross_entropy_loss" 33, "cross_entropy_loss_back" 44.5, "ssm_conv" 56.5, "ssm_conv_back" 66, "ssm_scan" 79, "ssm_scan_back" 91.5, "scale" 106, "neg" 115.5, "sqr" 125, "cont" 136, "sum" 147, "sum_rows" 158, "add" 170.5, "sub" 183, "mul" 194, "repeat" 205, "repeat_back" 216, "view_back" 227, "train_dense" 236.5, "train_xent" 240.5, "train_conv" 244.5, "train_scan" 249)
+set xtics ("out_prod" 5, "mul_mat" 19.5, "cross_entropy_loss" 33, "cross_entropy_loss_back" 44.5, "ssm_conv" 56.5, "ssm_conv_back" 66, "ssm_scan" 82.5, "ssm_scan_back" 102, "scale" 120, "neg" 129.5, "sqr" 139, "cont" 150, "sum" 161, "sum_rows" 172, "add" 184.5, "sub" 197, "mul" 208, "repeat" 219, "repeat_back" 230, "view_back" 241, "train_dense" 250.5, "train_xent" 254.5, "train_conv" 258.5, "train_scan" 263.5)
 set ytics ("exact (0)" 1e-09, "1e-8" 1e-08, "1e-7" 1e-07, "1e-6" 1e-06, "1e-5" 1e-05, "1e-4" 0.0001, "1e-3" 0.001, "1e-2" 0.01, "1e-1" 0.1, "1" 1)
 set object 1 rect from -0.8, graph 0 to 10.8, graph 1 behind fc rgb '#eef3fa' fs solid 1.0 noborder
 set label 1 "out_prod" at 5, graph 1.025 center font ',11'
@@ -19,9 +19,9 @@ set object 3 rect from 28.2, graph 0 to 49.8, graph 1 behind fc rgb '#eef3fa' fs
 set label 3 "cross entropy" at 39, graph 1.025 center font ',11'
 set object 4 rect from 53.2, graph 0 to 70.8, graph 1 behind fc rgb '#fbf7ee' fs solid 1.0 noborder
 set label 4 "ssm_conv" at 62, graph 1.025 center font ',11'
-set object 5 rect from 74.2, graph 0 to 97.8, graph 1 behind fc rgb '#eef3fa' fs solid 1.0 noborder
-set label 5 "ssm_scan" at 86, graph 1.025 center font ',11'
-set object 6 rect from 101.2, graph 0 to 231.8, graph 1 behind fc rgb '#fbf7ee' fs solid 1.0 noborder
-set label 6 "glue ops" at 166.5, graph 1.025 center font ',11'
-set object 7 rect from 235.2, graph 0 to 250.8, graph 1 behind fc rgb '#eef3fa' fs solid 1.0 noborder
-set label 7 "train graphs" at 243, graph 1.025 center font ',11'
+set object 5 rect from 74.2, graph 0 to 111.8, graph 1 behind fc rgb '#eef3fa' fs solid 1.0 noborder
+set label 5 "ssm_scan" at 93, graph 1.025 center font ',11'
+set object 6 rect from 115.2, graph 0 to 245.8, graph 1 behind fc rgb '#fbf7ee' fs solid 1.0 noborder
+set label 6 "glue ops" at 180.5, graph 1.025 center font ',11'
+set object 7 rect from 249.2, graph 0 to 265.8, graph 1 behind fc rgb '#eef3fa' fs solid 1.0 noborder
+set label 7 "train graphs" at 257.5, graph 1.025 center font ',11'
