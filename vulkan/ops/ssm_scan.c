@@ -59,8 +59,10 @@
  * size), VKG_TUNE_SCAN_SG=0 / _PF=0 / _ATREE=0 (shared-memory row sums,
  * unprefetched staging, serial d_A sum), VKG_TUNE_SCAN_ONE=N (sequences up
  * to N tokens as one chunk: SCAN_CBACK without SCAN_CSUM and SCAN_CARRY;
- * slower at the demo size, so off), VKG_TUNE_SCAN_ONLY=k (timing aid: only
- * stage k of the chunked backward; wrong results). No atomics: the op is
+ * slower at the demo size, so off). Every setting gives correct results.
+ * (Per-stage times at the demo size, measured with a since-removed knob
+ * that recorded one stage alone: CSUM 25, CARRY 14.5, CBACK 41, REDUCE
+ * 11.4 µs, before the chunk-length rule changed.) No atomics: the op is
  * deterministic. The scratch must fit maxStorageBufferRange per binding,
  * else the chunked path is not taken and the row-block path's own check
  * ("buffer size") applies. ids are read back and checked before recording
@@ -278,13 +280,6 @@ static uint32_t scan_shuffle_size(const struct vkg_vk_device *dev, uint64_t ds, 
     if (!sg || (ds % sg != 0 && (sg % ds != 0 || (ds & (ds - 1)) != 0)) || (rs & (rs - 1)) != 0)
         return 0;
     return sg;
-}
-
-/* Timing aid (wrong results): VKG_TUNE_SCAN_ONLY=k records only stage k
- * of the chunked backward (1 CSUM, 2 CARRY, 3 CBACK, 4 REDUCE). */
-static bool scan_stage_on(int k) {
-    const int only = scan_tune("VKG_TUNE_SCAN_ONLY", 0);
-    return only == 0 || only == k;
 }
 
 /* The forward with states in registers (shaders/ssm_scan_lanes.comp). */
@@ -680,22 +675,19 @@ static enum vkg_status scan_encode(struct vkg_vk_encoder *enc, const struct vkg_
                                    cp.rs};
         if (!cp.one) {
             vkg_vk_grid(enc, cp.n_blk_all * cp.nc, &gx, &gy);
-            if (scan_stage_on(1))
-                st = vkg_vk_dispatch(enc, &k_back_csum, cspec, 8, t, 11, &p, gx, gy, 1);
+            st = vkg_vk_dispatch(enc, &k_back_csum, cspec, 8, t, 11, &p, gx, gy, 1);
             if (st != VKG_STATUS_OK) return st;
             vkg_vk_barrier(enc);
             const uint32_t kspec[7] = {pl.wg, 1, cp.rb, cp.ct, m1, cp.ntn, cp.nb};
             const uint64_t n_el = (uint64_t)p.nq * p.nh * p.hd * p.ds;
             uint32_t kx, ky;
             vkg_vk_grid(enc, (n_el + pl.wg - 1) / pl.wg, &kx, &ky);
-            if (scan_stage_on(2))
-                st = vkg_vk_dispatch(enc, &k_back_carry, kspec, 7, t, 11, &p, kx, ky, 1);
+            st = vkg_vk_dispatch(enc, &k_back_carry, kspec, 7, t, 11, &p, kx, ky, 1);
             if (st != VKG_STATUS_OK) return st;
             vkg_vk_barrier(enc);
         }
         vkg_vk_grid(enc, cp.n_bg_all * cp.nc, &gx, &gy);
-        if (scan_stage_on(3))
-            st = vkg_vk_dispatch(enc, &k_back_cback, cspec, 8, t, 11, &p, gx, gy, 1);
+        st = vkg_vk_dispatch(enc, &k_back_cback, cspec, 8, t, 11, &p, gx, gy, 1);
         red_rb = cp.rb;
         n_ck = (uint32_t)cp.nc;
         nb = cp.nb;
@@ -728,7 +720,6 @@ static enum vkg_status scan_encode(struct vkg_vk_encoder *enc, const struct vkg_
     const uint32_t atree = !pl.d.mamba1 && scan_tune("VKG_TUNE_SCAN_ATREE", 1) != 0;
     const uint32_t rspec[7] = {red_wg, 1, red_rb, pl.ct, pl.d.mamba1 ? 1u : 0u, atree, nb};
     vkg_vk_grid(enc, (total + rspec[0] - 1) / rspec[0] + (atree ? p.nh : 0), &gx, &gy);
-    if (!scan_stage_on(4)) return VKG_STATUS_OK;
     return vkg_vk_dispatch(enc, &k_back_reduce, rspec, 7, t, 11, &r, gx, gy, 1);
 }
 
