@@ -495,7 +495,10 @@ static void fault__slow_kernel_is_a_time_regression(void **state) {
     struct conf_options o;
     opts_for_test(&o, true);
     char msg[256];
-    o.n_faults = conf_faults_parse("slow:ssm_conv_back.*:3", o.faults, 8, msg, sizeof msg);
+    /* 20x: compare also requires the slowed time to pass the baseline's
+     * slowest run, and on a loaded machine lavapipe's runs of this case can
+     * spread over more than 3x (seen with a factor of 3). */
+    o.n_faults = conf_faults_parse("slow:ssm_conv_back.*:20", o.faults, 8, msg, sizeof msg);
     struct run r;
     run_cases(&vk_target, &o, &r);
     assert_true(r.results[2].time_is_gpu);
