@@ -20,12 +20,23 @@
  * Vulkan does not expose the SM count (an H200 has 132). A split writes
  * partial tiles to scratch and a second pass (shaders/gemm_reduce.comp) adds
  * them in split order, so results stay deterministic.
+ * Single-buffer (big) kernels stage an operand with 16-byte loads where its
+ * offset and strides allow (v4_ok), chosen per pipeline by specialization
+ * constants (GEMM_V4, GEMM_KMAP; see ops_gemm.glsl); elsewhere, and for the
+ * pipelined mid / small kernels, the scalar staging runs.
  * Tuning knob (never needed for correctness): VKG_TUNE_GEMM="big=N,bigt=N,
- * mid=0|1,small=0|1,split=0|1,tiles=N,fill=N,kbig=N,kmid=N,ksmall=N", any
- * subset, overrides the defaults in gemm_tune_get(); big indexes k_big[]
- * and bigt is the big kernel used when an operand is k-contiguous.
+ * mid=0|1,small=0|1,split=0|1,tiles=N,fill=N,kbig=N,kmid=N,ksmall=N,v4=0..3,
+ * v4row=0|1,swap=0|1", any subset, overrides the defaults in
+ * gemm_tune_get(); big indexes k_big[] and bigt is the big kernel used when
+ * an operand is k-contiguous; v4 is the GEMM_KMAP of k-contiguous operands
+ * (0: scalar staging), v4row turns 16-byte staging on for row-contiguous
+ * ones; swap computes D^T (A and B exchanged) when only B is k-contiguous,
+ * putting it on the wide side of the tile. Defaults v4=2, v4row=1, swap=0:
+ * on an H200 4096^3 OUT_PROD 3.29 ms (scalar staging 3.40), transposed src1
+ * 3.46 ms (scalar 3.64); v4=1 3.52, swap 3.79-3.92 (one visit each).
  * Limits: the 128x128 kernel needs 16.5 KiB of shared memory and 256
- * invocations per workgroup; the other shapes are used only where they fit. Grids past maxComputeWorkGroupCount are walked by grid-stride loops.
+ * invocations per workgroup; the other shapes are used only where they fit.
+ * Grids past maxComputeWorkGroupCount are walked by grid-stride loops.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,13 +110,16 @@ enum { REDUCE_WG = 256 };
 struct gemm_tune {
     int big, big_t; /* big kernel; big_t: the one when an operand is k-contiguous */
     int mid, small, split;
+    int v4, v4row; /* 16-byte staging of k-contiguous operands (GEMM_KMAP, 0 off); of the others */
+    int swap;      /* only B k-contiguous: compute D^T so that it is the wide (A) side */
     uint32_t tiles, fill, kbig, kmid, ksmall;
 };
 
 /* Defaults (the best measured on an H200), overridden by VKG_TUNE_GEMM. */
 static struct gemm_tune gemm_tune_get(void) {
     struct gemm_tune t = {.big = 1, .big_t = -1, .mid = 1, .small = 1, .split = 1,
-                          .tiles = 256, .fill = 128, .kbig = 512, .kmid = 128, .ksmall = 64};
+                          .v4 = 2, .v4row = 1, .swap = 0, .tiles = 256, .fill = 128,
+                          .kbig = 512, .kmid = 128, .ksmall = 64};
     const char *env = getenv("VKG_TUNE_GEMM");
     if (!env) return t;
     char buf[256];
@@ -122,6 +136,9 @@ static struct gemm_tune gemm_tune_get(void) {
         else if (!strcmp(tok, "mid")) t.mid = v != 0;
         else if (!strcmp(tok, "small")) t.small = v != 0;
         else if (!strcmp(tok, "split")) t.split = v != 0;
+        else if (!strcmp(tok, "v4") && v >= 0 && v <= 3) t.v4 = (int)v;
+        else if (!strcmp(tok, "v4row")) t.v4row = v != 0;
+        else if (!strcmp(tok, "swap")) t.swap = v != 0;
         else if (!strcmp(tok, "tiles") && count) t.tiles = (uint32_t)v;
         else if (!strcmp(tok, "fill") && count) t.fill = (uint32_t)v;
         else if (!strcmp(tok, "kbig") && count) t.kbig = (uint32_t)v;
@@ -215,6 +232,17 @@ static const struct gemm_shape *gemm_plan(const struct vkg_vk_device *dev,
     return cand[n - 1]; /* not reached: the last candidate always returns */
 }
 
+/* Whether one operand (offset, row / k / batch strides, rows) can be staged
+ * with 16-byte loads: every chunk of 4 floats along its unit-stride axis
+ * starts at a multiple of 4 elements and lies wholly inside or outside. */
+static bool v4_ok(const struct gemm_tune *t, uint32_t off, uint32_t s_row, uint32_t s_k,
+                  uint32_t s_2, uint32_t s_3, uint32_t rows, uint32_t K) {
+    if (off % 4 || s_2 % 4 || s_3 % 4) return false;
+    if (s_k == 1 && s_row != 1) return t->v4 > 0 && s_row % 4 == 0 && K % 4 == 0;
+    if (s_row == 1) return t->v4row && s_k % 4 == 0 && rows % 4 == 0;
+    return false;
+}
+
 static enum vkg_status matmul_encode(struct vkg_vk_encoder *enc, const struct vkg_tensor *node) {
     const struct vkg_tensor *a = node->src[0], *b = node->src[1];
     const struct vkg_tensor *t[3] = {a, b, node};
@@ -245,14 +273,34 @@ static enum vkg_status matmul_encode(struct vkg_vk_encoder *enc, const struct vk
     p.off_b = vkg_vk_elem_offset(enc, b);
     p.off_d = vkg_vk_elem_offset(enc, node);
 
+    const struct gemm_tune tune = gemm_tune_get();
+    const bool a_kf = p.sa_k == 1 && p.sa_i != 1, b_kf = p.sb_k == 1 && p.sb_j != 1;
+    if (tune.swap && b_kf && !a_kf && p.r2 == 1 && p.r3 == 1) {
+        /* D^T[j, i] = sum_k B[j, k] A[i, k]: same sums, same order. */
+        const uint32_t tmp[7] = {p.M, p.off_a, p.sa_i, p.sa_k, p.sa_2, p.sa_3, p.sd_i};
+        p.M = p.N, p.off_a = p.off_b, p.sa_i = p.sb_j, p.sa_k = p.sb_k;
+        p.sa_2 = p.sb_2, p.sa_3 = p.sb_3, p.sd_i = p.sd_j;
+        p.N = tmp[0], p.off_b = tmp[1], p.sb_j = tmp[2], p.sb_k = tmp[3];
+        p.sb_2 = tmp[4], p.sb_3 = tmp[5], p.sd_j = tmp[6];
+        const struct vkg_tensor *tt = t[0];
+        t[0] = t[1], t[1] = tt;
+    }
     const struct gemm_shape *g = gemm_plan(dev, &p, &p.n_split, &p.k_chunk);
     const struct vkg_vk_kernel *k = g->k ? g->k : is_mm ? &k_mul_mat : &k_out_prod;
+    /* Specialization constants GEMM_V4, GEMM_KMAP of ops_gemm.glsl (single
+     * staging buffer kernels only). */
+    uint32_t spec[2] = {0, tune.v4 > 0 ? (uint32_t)tune.v4 : 1};
+    if (g->stages == 1) {
+        if (v4_ok(&tune, p.off_a, p.sa_i, p.sa_k, p.sa_2, p.sa_3, p.M, p.K)) spec[0] |= 1;
+        if (v4_ok(&tune, p.off_b, p.sb_j, p.sb_k, p.sb_2, p.sb_3, p.N, p.K)) spec[0] |= 2;
+    }
+    const uint32_t n_spec = spec[0] ? 2 : 0;
     const uint32_t *lim = dev->props.limits.maxComputeWorkGroupCount;
     const uint32_t gx = clamp_groups(((uint64_t)p.M + g->bm - 1) / g->bm, lim[0]);
     const uint32_t gy = clamp_groups(((uint64_t)p.N + g->bn - 1) / g->bn, lim[1]);
     const uint64_t n_batch = (uint64_t)p.n_b2 * p.n_b3;
     const uint32_t gz = clamp_groups(n_batch * p.n_split, lim[2]);
-    if (p.n_split <= 1) return vkg_vk_dispatch(enc, k, NULL, 0, t, 3, &p, gx, gy, gz);
+    if (p.n_split <= 1) return vkg_vk_dispatch(enc, k, spec, n_spec, t, 3, &p, gx, gy, gz);
 
     /* Split K: partial tiles into scratch [n_split][batch][N][M], then the sum. */
     const uint64_t total = (uint64_t)p.M * p.N * n_batch;
@@ -264,8 +312,8 @@ static enum vkg_status matmul_encode(struct vkg_vk_encoder *enc, const struct vk
         .sd_j = p.sd_j, .sd_2 = p.sd_2, .sd_3 = p.sd_3};
     p.off_d = r.off_s;
     p.sd_i = 1, p.sd_j = p.M, p.sd_2 = p.M * p.N, p.sd_3 = p.M * p.N * p.n_b2;
-    const struct vkg_tensor *t1[3] = {a, b, part};
-    enum vkg_status st = vkg_vk_dispatch(enc, k, NULL, 0, t1, 3, &p, gx, gy, gz);
+    const struct vkg_tensor *t1[3] = {t[0], t[1], part};
+    enum vkg_status st = vkg_vk_dispatch(enc, k, spec, n_spec, t1, 3, &p, gx, gy, gz);
     if (st != VKG_STATUS_OK) return st;
     vkg_vk_barrier(enc);
     const struct vkg_tensor *t2[2] = {part, node};

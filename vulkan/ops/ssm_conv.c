@@ -5,11 +5,17 @@
  * workgroup owns 16 channels x one chunk of about 512 positions of one
  * sequence and walks it 128 positions per step, d_c in registers; one
  * dispatch when the whole walk is one chunk, else a second (CONV_REDUCE of
- * ssm_conv_back.comp) adds the chunk partials in a fixed order. On the H200
- * (4352 channels x 4096 tokens) it takes 0.101 ms against 0.212 ms for the
- * tiled kernel below; with every global load skipped it still takes about
- * 0.11 ms, so it is bound by its own execution (barriers, shared-memory
- * traffic, issue), not by memory.
+ * ssm_conv_back.comp) adds the chunk partials in a fixed order. The default
+ * (16x128u) unrolls the d_c epilogue so that d_c is never indexed by a
+ * runtime value (which can move it out of registers). H200, 4352 channels x
+ * 4096 tokens: 0.094 ms (0.101 without the unrolled epilogue, 0.212 for the
+ * tiled kernel below); 4352 x 1024: 0.037 (0.041). With every global access
+ * skipped it still takes about 0.1 ms, so it is bound by its own execution,
+ * not by memory. Measured slower there: one barrier per step over a ring 4
+ * steps wide (0.135: twice the shared memory), two steps of loads in flight
+ * (0.148), 128 invocations (0.122), 32x128 (0.124), 16x256 (0.145).
+ * 16x64d (0.090) and chunks of 768-1024 (0.092) were slightly faster at
+ * that one shape but were not measured at the others.
  * Backward, larger d_conv: shaders/ssm_conv_back.comp, two dispatches. The
  * first tiles (32 channels x 64 positions x one sequence) per workgroup: d_sx
  * is written directly, d_c gets one partial per tile in scratch; the second
@@ -18,15 +24,19 @@
  * Limit: the tiled kernel stages 2*32*(63+d_conv) + 32*d_conv floats in
  * shared memory, so d_conv <= (maxComputeSharedMemorySize/4 - 4032) / 96
  * (43 at 32 KiB, 85 at 48 KiB); larger d_conv is refused naming it. A walk
- * kernel needs CB*(2*TS+1+8) floats (about 17 KiB), and is used only where
+ * kernel needs CB*(RING*TS+1+8) floats (about 17 KiB), and is used only where
  * that fits; the limit stays the tiled kernel's.
  * Tuning knob: VKG_TUNE_CONV="old" forces the tiled kernel; otherwise
- * "TILE[:CHUNK[:ORDER[:DIAG]]]" picks the walk's tile (16x128, 8x256, 32x64,
- * 32x32, 64x32w: channels x positions per step, w = 512 invocations), the
- * positions per chunk (64..4096, default 512), the grid order (0: channel
- * blocks fastest, 1: chunks fastest) and DIAG, bits that skip parts of the
- * work (1 g loads, 2 sx loads, 4 d_sx stores, 8 the reduce pass) to see where
- * the time goes; results are then wrong: for measurement only.
+ * "TILE[:CHUNK[:ORDER]]" picks the walk's variant (see walks[]:
+ * channels x positions per step; suffix d: compiled for d_conv 4, u: unrolled
+ * epilogue (d implies it), o: ring 4 steps wide with one barrier per step, p:
+ * two steps of loads in flight, h/w: 128/512 invocations), the positions per
+ * chunk (64..4096, default 512), the grid order (0: channel blocks fastest,
+ * 1: chunks fastest). (While tuning, a fourth field set the push block's
+ * diag bits to skip parts of the work — 1 g loads, 2 sx loads, 4 d_sx
+ * stores, 8 the reduce pass — to see where the time goes; as results are
+ * then wrong it is no longer read, and diag is always 0.) A variant that does not fit
+ * the device or d_conv falls back to the default, then to the tiled kernel.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +52,21 @@
 #include "vkg_vk_spv_ssm_conv_walk_16x128.spv.h"
 #include "vkg_vk_spv_ssm_conv_walk_64x32w.spv.h"
 #include "vkg_vk_spv_ssm_conv_walk_8x256.spv.h"
+#include "vkg_vk_spv_ssm_conv_walk_16x128d.spv.h"
+#include "vkg_vk_spv_ssm_conv_walk_16x128o.spv.h"
+#include "vkg_vk_spv_ssm_conv_walk_16x128od.spv.h"
+#include "vkg_vk_spv_ssm_conv_walk_16x128hd.spv.h"
+#include "vkg_vk_spv_ssm_conv_walk_8x256d.spv.h"
+#include "vkg_vk_spv_ssm_conv_walk_32x32od.spv.h"
+#include "vkg_vk_spv_ssm_conv_walk_16x64d.spv.h"
+#include "vkg_vk_spv_ssm_conv_walk_32x128d.spv.h"
+#include "vkg_vk_spv_ssm_conv_walk_16x64od.spv.h"
+#include "vkg_vk_spv_ssm_conv_walk_16x256d.spv.h"
+#include "vkg_vk_spv_ssm_conv_walk_8x256od.spv.h"
+#include "vkg_vk_spv_ssm_conv_walk_16x128u.spv.h"
+#include "vkg_vk_spv_ssm_conv_walk_16x128ou.spv.h"
+#include "vkg_vk_spv_ssm_conv_walk_16x128odp.spv.h"
+#include "vkg_vk_spv_ssm_conv_walk_16x64odp.spv.h"
 
 /* Mirrors the push block of shaders/common/ops_ssm_conv.glsl. */
 struct vkg_conv_push {
@@ -63,11 +88,13 @@ static const struct vkg_vk_kernel k_back_reduce =
 
 enum { CONV_WG = 256, CONV_CB = 32, CONV_TC = 64 }; /* as in ssm_conv_back.comp */
 
-/* The walk kernels: channels and positions per step, as compiled. */
+/* The walk kernels: channels and positions per step, as compiled; ring:
+ * ring width in steps (2, or 4 for one barrier per step); dc: the d_conv a
+ * kernel is compiled for (0: any up to WALK_DC_MAX, a spec constant). */
 struct conv_walk {
     const char *name;
     const struct vkg_vk_kernel *k;
-    uint32_t cb, ts, wg;
+    uint32_t cb, ts, wg, ring, dc;
 };
 static const struct vkg_vk_kernel k_walk_32x32 =
     VKG_VK_KERNEL(vkg_vk_spv_ssm_conv_walk_32x32, 5, struct vkg_conv_push);
@@ -79,12 +106,46 @@ static const struct vkg_vk_kernel k_walk_8x256 =
     VKG_VK_KERNEL(vkg_vk_spv_ssm_conv_walk_8x256, 5, struct vkg_conv_push);
 static const struct vkg_vk_kernel k_walk_16x128 =
     VKG_VK_KERNEL(vkg_vk_spv_ssm_conv_walk_16x128, 5, struct vkg_conv_push);
+#define WALK_K(name) \
+    static const struct vkg_vk_kernel k_walk_##name = \
+        VKG_VK_KERNEL(vkg_vk_spv_ssm_conv_walk_##name, 5, struct vkg_conv_push)
+WALK_K(16x128d);
+WALK_K(16x128o);
+WALK_K(16x128od);
+WALK_K(16x128hd);
+WALK_K(8x256d);
+WALK_K(32x32od);
+WALK_K(16x64d);
+WALK_K(32x128d);
+WALK_K(16x64od);
+WALK_K(16x256d);
+WALK_K(8x256od);
+WALK_K(16x128u);
+WALK_K(16x128ou);
+WALK_K(16x128odp);
+WALK_K(16x64odp);
+#undef WALK_K
 static const struct conv_walk walks[] = {
-    {"16x128", &k_walk_16x128, 16, 128, 256}, /* the default: fastest measured */
-    {"8x256", &k_walk_8x256, 8, 256, 256},
-    {"32x64", &k_walk_32x64, 32, 64, 256},
-    {"32x32", &k_walk_32x32, 32, 32, 256},
-    {"64x32w", &k_walk_64x32w, 64, 32, 512}, /* 512 invocations */
+    {"16x128u", &k_walk_16x128u, 16, 128, 256, 2, 0}, /* default; generic fallback: first */
+    {"16x128", &k_walk_16x128, 16, 128, 256, 2, 0},  /* the round-1 default */
+    {"8x256", &k_walk_8x256, 8, 256, 256, 2, 0},
+    {"32x64", &k_walk_32x64, 32, 64, 256, 2, 0},
+    {"32x32", &k_walk_32x32, 32, 32, 256, 2, 0},
+    {"64x32w", &k_walk_64x32w, 64, 32, 512, 2, 0}, /* 512 invocations */
+    {"16x128d", &k_walk_16x128d, 16, 128, 256, 2, 4},
+    {"16x128o", &k_walk_16x128o, 16, 128, 256, 4, 0},
+    {"16x128od", &k_walk_16x128od, 16, 128, 256, 4, 4},
+    {"16x128hd", &k_walk_16x128hd, 16, 128, 128, 2, 4}, /* 128 invocations */
+    {"8x256d", &k_walk_8x256d, 8, 256, 256, 2, 4},
+    {"32x32od", &k_walk_32x32od, 32, 32, 256, 4, 4},
+    {"16x64d", &k_walk_16x64d, 16, 64, 256, 2, 4},
+    {"32x128d", &k_walk_32x128d, 32, 128, 256, 2, 4},
+    {"16x64od", &k_walk_16x64od, 16, 64, 256, 4, 4},
+    {"16x256d", &k_walk_16x256d, 16, 256, 256, 2, 4},
+    {"8x256od", &k_walk_8x256od, 8, 256, 256, 4, 4},
+    {"16x128ou", &k_walk_16x128ou, 16, 128, 256, 4, 0},
+    {"16x128odp", &k_walk_16x128odp, 16, 128, 256, 4, 4}, /* two steps of loads in flight */
+    {"16x64odp", &k_walk_16x64odp, 16, 64, 256, 4, 4},
 };
 enum {
     WALK_DC_MAX = 8,      /* DCMAX of ssm_conv_walk.comp */
@@ -92,6 +153,7 @@ enum {
     WALK_CHUNK_MIN = 64,  /* no more partials than the tiled kernel's */
     WALK_CHUNK_MAX = 4096 /* keeps every invocation's loops short */
 };
+#define WALK_DEFAULT "16x128u" /* fastest measured on every H200 shape */
 
 /* The backward's plan: the walk kernel (w != NULL) or the tiled one. */
 struct conv_plan {
@@ -99,35 +161,43 @@ struct conv_plan {
     uint32_t chunk, order, diag;
 };
 
+/* Whether walk w runs d_conv dc on this device. */
+static bool walk_fits(const struct conv_walk *w, const struct vkg_vulkan_device_info *info,
+                      uint32_t wg_size_x, int64_t dc) {
+    return dc <= WALK_DC_MAX && dc - 1 <= (int64_t)w->ts && (!w->dc || dc == (int64_t)w->dc) &&
+           info->max_workgroup_invocations >= w->wg && wg_size_x >= w->wg &&
+           (uint64_t)w->cb * (w->ring * w->ts + 1 + WALK_DC_MAX) * sizeof(float) <=
+               info->max_shared_memory;
+}
+
+static const struct conv_walk *walk_named(const char *s) {
+    for (size_t i = 0; i < sizeof walks / sizeof walks[0]; i++) {
+        size_t n = strlen(walks[i].name);
+        if (!strncmp(s, walks[i].name, n) && (s[n] == 0 || s[n] == ':')) return &walks[i];
+    }
+    return NULL;
+}
+
 static struct conv_plan conv_plan_of(const struct vkg_vulkan_device_info *info,
                                      uint32_t wg_size_x, int64_t dc) {
-    struct conv_plan pl = {&walks[0], WALK_CHUNK, 0, 0};
+    struct conv_plan pl = {walk_named(WALK_DEFAULT), WALK_CHUNK, 0, 0};
     const char *env = getenv("VKG_TUNE_CONV");
     if (env && *env) {
-        if (!strcmp(env, "old")) {
-            pl.w = NULL;
-        } else {
-            for (size_t i = 0; i < sizeof walks / sizeof walks[0]; i++) {
-                size_t n = strlen(walks[i].name);
-                if (!strncmp(env, walks[i].name, n) && (env[n] == 0 || env[n] == ':'))
-                    pl.w = &walks[i];
-            }
-            const char *c1 = strchr(env, ':');
-            if (c1) {
-                long v = strtol(c1 + 1, NULL, 10);
-                if (v >= WALK_CHUNK_MIN && v <= WALK_CHUNK_MAX) pl.chunk = (uint32_t)v;
-                const char *c2 = strchr(c1 + 1, ':');
-                if (c2) pl.order = strtol(c2 + 1, NULL, 10) == 1;
-                const char *c3 = c2 ? strchr(c2 + 1, ':') : NULL;
-                if (c3) pl.diag = (uint32_t)strtoul(c3 + 1, NULL, 10);
-            }
+        if (!strcmp(env, "old")) return (struct conv_plan){NULL, WALK_CHUNK, 0, 0};
+        const struct conv_walk *w = walk_named(env);
+        if (w) pl.w = w;
+        const char *c1 = strchr(env, ':');
+        if (c1) {
+            long v = strtol(c1 + 1, NULL, 10);
+            if (v >= WALK_CHUNK_MIN && v <= WALK_CHUNK_MAX) pl.chunk = (uint32_t)v;
+            const char *c2 = strchr(c1 + 1, ':');
+            if (c2) pl.order = strtol(c2 + 1, NULL, 10) == 1;
         }
     }
-    if (pl.w && (dc > WALK_DC_MAX || dc - 1 > (int64_t)pl.w->ts ||
-                 info->max_workgroup_invocations < pl.w->wg || wg_size_x < pl.w->wg ||
-                 (uint64_t)pl.w->cb * (2 * pl.w->ts + 1 + WALK_DC_MAX) * sizeof(float) >
-                     info->max_shared_memory))
-        pl.w = NULL;
+    /* A walk compiled for another d_conv, or too large for the device, gives
+     * way to the generic one; failing that, to the tiled kernel. */
+    if (!walk_fits(pl.w, info, wg_size_x, dc)) pl.w = &walks[0];
+    if (!walk_fits(pl.w, info, wg_size_x, dc)) pl.w = NULL;
     return pl;
 }
 

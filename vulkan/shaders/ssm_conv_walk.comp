@@ -19,8 +19,11 @@
 // end: one value per (chunk, sequence, channel, k), written straight into d_c
 // when the chunk and the sequence are the only ones, else as partials for
 // ssm_conv_back.comp's CONV_REDUCE pass. No atomics: deterministic.
-// Spec constant DC = d_conv (<= DCMAX, registers per channel); CB, TS, WG,
-// CVS and PF are compile-time (meson defines), one SPIR-V per tile shape.
+// Spec constant DC = d_conv (<= DCMAX, registers per channel), or DCFIX: a
+// kernel compiled for one d_conv, with exactly sized arrays. CB, TS, WG, CVS,
+// PF, ONEBAR (ring 4*TS wide: a step's writes never touch what the step
+// before still reads, so one barrier per step suffices) and EPIU (unrolled
+// d_c epilogue) are compile-time (meson defines), one SPIR-V per variant.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : enable
 #include "common/ops_ssm_conv.glsl"
@@ -40,18 +43,35 @@
 #ifndef WG
 #define WG 256             // invocations per workgroup
 #endif
+#ifndef EPIU
+#ifdef DCFIX
+#define EPIU 1
+#else
+#define EPIU 0
+#endif
+#endif
+#ifndef ONEBAR
+#define ONEBAR 0 // 1: ring 4*TS wide, one barrier per step
+#endif
 #define NW (WG / 32)       // warps (groups of 32 invocations) per workgroup
 #define CPT (CB / NW)      // channels per invocation
 #define APT (TS / 32)      // positions per invocation per step
 #define NG (CB * TS / WG)  // g loads per invocation per step
-#define R (2 * TS)         // ring width in positions (power of two)
+#define R ((2 + 2 * ONEBAR) * TS) // ring width in positions (power of two)
 #define RS (R + 1)         // padded ring row
-#define DCMAX 8
 #define RROW 33            // padded row of the final lane reduction
-#define KG ((CB * RS) / (CB * RROW)) // k values reduced per round
+#define KG0 ((CB * RS) / (CB * RROW))
+#define KG (KG0 < WG / CB ? KG0 : WG / CB) // k values reduced per round
 
 layout(local_size_x = WG, local_size_y = 1, local_size_z = 1) in;
+#ifdef DCFIX
+// d_conv fixed at compile time: arrays sized exactly, loops unrolled by glslang.
+const uint DC = DCFIX;
+#define DCMAX DCFIX
+#else
 layout(constant_id = 0) const uint DC = 4;
+#define DCMAX 8
+#endif
 
 layout(std430, set = 0, binding = 0) readonly buffer BufSx { float sx_data[]; };
 layout(std430, set = 0, binding = 1) readonly buffer BufC { float c_data[]; };
@@ -135,7 +155,8 @@ void main() {
     // step PF*TS further on (issued before this step's arithmetic).
 #define STEP(GP, XP, u0)                                                       \
     {                                                                          \
-        barrier(); /* the previous step has finished reading the ring */      \
+        if (ONEBAR == 0)                                                       \
+            barrier(); /* the previous step has finished reading the ring */  \
         [[unroll]] for (uint q = 0; q < NG; q++) {                             \
             const uint e = lid + WG * q;                                       \
             gs[(e % CB) * RS + (((u0) + e / CB) & (R - 1))] = GP[q];           \
@@ -185,6 +206,11 @@ void main() {
     const uint n_dsx = L * p.di * p.ns;
     const bool direct = p.n_tiles * p.ns == 1;
     const uint part = p.off_p + (s * p.n_tiles + chunk) * p.di * DC;
+    // Unrolled (EPIU), k0 is a constant and dcacc can stay in registers; a
+    // runtime k0 indexes dcacc dynamically, which may push it to memory.
+#if EPIU
+    [[unroll]]
+#endif
     for (uint k0 = 0; k0 < DC; k0 += KG) {
         barrier();
         [[unroll]] for (uint j = 0; j < CPT; j++)

@@ -95,6 +95,30 @@ layout(push_constant) uniform Push {
     uint sd_2, sd_3, n_split, k_chunk; // n_split <= 1: no split, D is the node
 } p;
 
+// 16-byte views of the operands (aliases of bindings 0 and 1) for the
+// vectorised staging below.
+layout(std430, set = 0, binding = 0) readonly buffer BufA4 { vec4 a4_data[]; };
+layout(std430, set = 0, binding = 1) readonly buffer BufB4 { vec4 b4_data[]; };
+
+// Vectorised staging (GEMM_PIPE 0 only), chosen per pipeline by ops/matmul.c
+// through specialization constants and only where the operand allows it:
+// offset, row and batch strides multiples of 4 floats and the unit-stride
+// extent (K, or M / N) a multiple of 4, so a 16-byte chunk is wholly inside
+// or wholly outside the matrix. GEMM_V4 bit 0: stage A this way, bit 1: B.
+// A row-contiguous operand loads 4 rows at one k as a vec4 and stores it as
+// one vec4. A k-contiguous operand loads 4 k of one row per vec4 and
+// transposes on the store, by GEMM_KMAP:
+//   1: each invocation loads a 4x4 block (4 rows x 4 k), transposes it in
+//      registers and stores 4 vec4s (8 blocks per subgroup quarter along the
+//      rows: conflict-free 16-byte stores; per load, 8 rows x 64 bytes);
+//   2: an invocation loads one vec4, subgroup lanes on consecutive rows
+//      (scalar stores hit 32 distinct banks; per load, 32 rows x 16 bytes);
+//   3: an invocation loads one vec4, 8 lanes per 128-byte row (fully
+//      coalesced loads; scalar stores 8-way bank conflicts).
+// The inner loop reads shared memory exactly as in the scalar path.
+layout(constant_id = 0) const uint GEMM_V4 = 0u;
+layout(constant_id = 1) const uint GEMM_KMAP = 1u;
+
 shared vec4 sh_a[STAGES * BK * LDA4];
 shared vec4 sh_b[STAGES * BK * LDB4];
 
@@ -165,6 +189,74 @@ shared vec4 sh_b[STAGES * BK * LDB4];
     }
 #endif
 
+#define NBLK(ROWS) (((ROWS) * BK / 16u + WG - 1u) / WG) // 4x4 blocks per invocation
+#define NV4(ROWS, G) (4u * NBLK(ROWS) > (G) ? 4u * NBLK(ROWS) : (G))
+
+#define VKG_GEMM_FETCH4(RV, G, ROWS, SRC4, OFF, S_ROW, S_K, N_ROWS, row0, k0, kend)      \
+    {                                                                                     \
+        const bool k_fast = (S_K == 1u && S_ROW != 1u);                                   \
+        if (k_fast && GEMM_KMAP == 1u) {                                                  \
+            [[unroll]] for (uint h = 0; h < NBLK(ROWS); h++) {                            \
+                const uint b = gl_LocalInvocationIndex + WG * h;                          \
+                const uint rq = (b / (8u * (BK / 4u))) * 8u + b % 8u;                     \
+                const uint gk = k0 + ((b / 8u) % (BK / 4u)) * 4u;                         \
+                [[unroll]] for (uint i = 0; i < 4; i++) {                                 \
+                    const uint gr = row0 + rq * 4u + i;                                   \
+                    RV[h * 4 + i] = (b < (ROWS) * BK / 16u && gr < N_ROWS && gk < kend)   \
+                                        ? SRC4[(OFF + gr * S_ROW + gk) / 4u]              \
+                                        : vec4(0.0);                                      \
+                }                                                                         \
+            }                                                                             \
+        } else if (k_fast) {                                                              \
+            [[unroll]] for (uint h = 0; h < G; h++) {                                     \
+                const uint g = gl_LocalInvocationIndex + WG * h;                          \
+                const uint r = GEMM_KMAP == 2u ? g % (ROWS) : g / (BK / 4u);              \
+                const uint q = GEMM_KMAP == 2u ? g / (ROWS) : g % (BK / 4u);              \
+                const uint gr = row0 + r, gk = k0 + q * 4u;                               \
+                RV[h] = (gr < N_ROWS && gk < kend) ? SRC4[(OFF + gr * S_ROW + gk) / 4u]   \
+                                                   : vec4(0.0);                           \
+            }                                                                             \
+        } else {                                                                          \
+            [[unroll]] for (uint h = 0; h < G; h++) {                                     \
+                const uint g = gl_LocalInvocationIndex + WG * h;                          \
+                const uint gr = row0 + (g % ((ROWS) / 4u)) * 4u;                          \
+                const uint gk = k0 + g / ((ROWS) / 4u);                                   \
+                RV[h] = (gr < N_ROWS && gk < kend) ? SRC4[(OFF + gr + gk * S_K) / 4u]     \
+                                                   : vec4(0.0);                           \
+            }                                                                             \
+        }                                                                                 \
+    }
+
+#define VKG_GEMM_STORE4(DST, LD4, RV, G, ROWS, S_ROW, S_K)                                \
+    {                                                                                     \
+        const bool k_fast = (S_K == 1u && S_ROW != 1u);                                   \
+        if (k_fast && GEMM_KMAP == 1u) {                                                  \
+            [[unroll]] for (uint h = 0; h < NBLK(ROWS); h++) {                            \
+                const uint b = gl_LocalInvocationIndex + WG * h;                          \
+                const uint rq = (b / (8u * (BK / 4u))) * 8u + b % 8u;                     \
+                const uint kq = ((b / 8u) % (BK / 4u)) * 4u;                              \
+                if (b < (ROWS) * BK / 16u) {                                              \
+                    [[unroll]] for (uint c = 0; c < 4; c++)                               \
+                        DST[(kq + c) * LD4 + rq] = vec4(RV[h * 4][c], RV[h * 4 + 1][c],   \
+                                                        RV[h * 4 + 2][c], RV[h * 4 + 3][c]); \
+                }                                                                         \
+            }                                                                             \
+        } else if (k_fast) {                                                              \
+            [[unroll]] for (uint h = 0; h < G; h++) {                                     \
+                const uint g = gl_LocalInvocationIndex + WG * h;                          \
+                const uint r = GEMM_KMAP == 2u ? g % (ROWS) : g / (BK / 4u);              \
+                const uint q = GEMM_KMAP == 2u ? g / (ROWS) : g % (BK / 4u);              \
+                [[unroll]] for (uint c = 0; c < 4; c++)                                   \
+                    DST[(q * 4u + c) * LD4 + r / 4u][r % 4u] = RV[h][c];                  \
+            }                                                                             \
+        } else {                                                                          \
+            [[unroll]] for (uint h = 0; h < G; h++) {                                     \
+                const uint g = gl_LocalInvocationIndex + WG * h;                          \
+                DST[(g / ((ROWS) / 4u)) * LD4 + g % ((ROWS) / 4u)] = RV[h];               \
+            }                                                                             \
+        }                                                                                 \
+    }
+
 // One staged step: acc += A_tile[., k] (x) B_tile[., k] for the BK staged k.
 #define VKG_GEMM_STEP(ABASE, BBASE)                                                       \
     [[unroll]] for (uint kk = 0; kk < BK; kk++) {                                         \
@@ -204,14 +296,37 @@ void main() {
                     [[unroll]] for (uint t = 0; t < SM_N; t++)
                         acc[i][t] = vec4(0.0);
                 float ra[GA * 4], rb[GB * 4];
+#if GEMM_PIPE == 0
+                vec4 va[NV4(BM, GA)], vb[NV4(BN, GB)];
+#endif
 
 #if GEMM_PIPE == 0
                 for (uint k0 = kbeg; k0 < kend; k0 += BK) {
                     barrier(); // the previous step's readers are done
-                    VKG_GEMM_FETCH(ra, GA, BM, a_data, base_a, p.sa_i, p.sa_k, p.M, m0, k0, kend)
-                    VKG_GEMM_FETCH(rb, GB, BN, b_data, base_b, p.sb_j, p.sb_k, p.N, n0, k0, kend)
-                    VKG_GEMM_STORE(sh_a, 0u, LDA4, ra, GA, BM, p.sa_i, p.sa_k)
-                    VKG_GEMM_STORE(sh_b, 0u, LDB4, rb, GB, BN, p.sb_j, p.sb_k)
+                    if ((GEMM_V4 & 1u) != 0u) {
+                        VKG_GEMM_FETCH4(va, GA, BM, a4_data, base_a, p.sa_i, p.sa_k, p.M, m0, k0,
+                                        kend)
+                    } else {
+                        VKG_GEMM_FETCH(ra, GA, BM, a_data, base_a, p.sa_i, p.sa_k, p.M, m0, k0,
+                                       kend)
+                    }
+                    if ((GEMM_V4 & 2u) != 0u) {
+                        VKG_GEMM_FETCH4(vb, GB, BN, b4_data, base_b, p.sb_j, p.sb_k, p.N, n0, k0,
+                                        kend)
+                    } else {
+                        VKG_GEMM_FETCH(rb, GB, BN, b_data, base_b, p.sb_j, p.sb_k, p.N, n0, k0,
+                                       kend)
+                    }
+                    if ((GEMM_V4 & 1u) != 0u) {
+                        VKG_GEMM_STORE4(sh_a, LDA4, va, GA, BM, p.sa_i, p.sa_k)
+                    } else {
+                        VKG_GEMM_STORE(sh_a, 0u, LDA4, ra, GA, BM, p.sa_i, p.sa_k)
+                    }
+                    if ((GEMM_V4 & 2u) != 0u) {
+                        VKG_GEMM_STORE4(sh_b, LDB4, vb, GB, BN, p.sb_j, p.sb_k)
+                    } else {
+                        VKG_GEMM_STORE(sh_b, 0u, LDB4, rb, GB, BN, p.sb_j, p.sb_k)
+                    }
                     barrier();
                     VKG_GEMM_STEP(0u, 0u)
                 }
@@ -253,7 +368,8 @@ void main() {
                             [[unroll]] for (uint c2 = 0; c2 < 4; c2++) {
                                 const uint gj = n0 + t * 4u * NT_N + ty * 4u + c2;
                                 if (gj < p.N)
-                                    d_data[base_d + gi * p.sd_i + gj * p.sd_j] = acc[s * 4 + c][t][c2];
+                                    d_data[base_d + gi * p.sd_i + gj * p.sd_j] =
+                                        acc[s * 4 + c][t][c2];
                             }
                         }
                     }
