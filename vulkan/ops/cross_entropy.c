@@ -153,8 +153,7 @@ struct xent_rows_plan {
 /* Every row start, the row length and the unit stride allow 16-byte access. */
 static bool xent_vec4_ok(const struct vkg_xent_push *p, const struct vkg_tensor *x,
                          const struct vkg_tensor *l) {
-    if (p->nc % 4 || p->sx[0] != 1 || p->sl[0] != 1 || p->off_x % 4 || p->off_l % 4 ||
-        p->off_d % 4)
+    if (p->nc % 4 || p->sx[0] != 1 || p->sl[0] != 1 || p->off_x % 4 || p->off_l % 4 || p->off_d % 4)
         return false;
     for (int d = 1; d < 4; d++)
         if ((x->ne[d] > 1 && p->sx[d] % 4) || (l->ne[d] > 1 && p->sl[d] % 4)) return false;

@@ -117,9 +117,19 @@ struct gemm_tune {
 
 /* Defaults (the best measured on an H200), overridden by VKG_TUNE_GEMM. */
 static struct gemm_tune gemm_tune_get(void) {
-    struct gemm_tune t = {.big = 1, .big_t = -1, .mid = 1, .small = 1, .split = 1,
-                          .v4 = 2, .v4row = 1, .swap = 0, .tiles = 256, .fill = 128,
-                          .kbig = 512, .kmid = 128, .ksmall = 64};
+    struct gemm_tune t = {.big = 1,
+                          .big_t = -1,
+                          .mid = 1,
+                          .small = 1,
+                          .split = 1,
+                          .v4 = 2,
+                          .v4row = 1,
+                          .swap = 0,
+                          .tiles = 256,
+                          .fill = 128,
+                          .kbig = 512,
+                          .kmid = 128,
+                          .ksmall = 64};
     const char *env = getenv("VKG_TUNE_GEMM");
     if (!env) return t;
     char buf[256];
@@ -131,27 +141,39 @@ static struct gemm_tune gemm_tune_get(void) {
         *eq = '\0';
         const long v = strtol(eq + 1, NULL, 10);
         const bool count = v > 0 && v < (1L << 20);
-        if (!strcmp(tok, "big") && v >= 0 && v < N_BIG) t.big = (int)v;
-        else if (!strcmp(tok, "bigt") && v >= 0 && v < N_BIG) t.big_t = (int)v;
-        else if (!strcmp(tok, "mid")) t.mid = v != 0;
-        else if (!strcmp(tok, "small")) t.small = v != 0;
-        else if (!strcmp(tok, "split")) t.split = v != 0;
-        else if (!strcmp(tok, "v4") && v >= 0 && v <= 3) t.v4 = (int)v;
-        else if (!strcmp(tok, "v4row")) t.v4row = v != 0;
-        else if (!strcmp(tok, "swap")) t.swap = v != 0;
-        else if (!strcmp(tok, "tiles") && count) t.tiles = (uint32_t)v;
-        else if (!strcmp(tok, "fill") && count) t.fill = (uint32_t)v;
-        else if (!strcmp(tok, "kbig") && count) t.kbig = (uint32_t)v;
-        else if (!strcmp(tok, "kmid") && count) t.kmid = (uint32_t)v;
-        else if (!strcmp(tok, "ksmall") && count) t.ksmall = (uint32_t)v;
+        if (!strcmp(tok, "big") && v >= 0 && v < N_BIG)
+            t.big = (int)v;
+        else if (!strcmp(tok, "bigt") && v >= 0 && v < N_BIG)
+            t.big_t = (int)v;
+        else if (!strcmp(tok, "mid"))
+            t.mid = v != 0;
+        else if (!strcmp(tok, "small"))
+            t.small = v != 0;
+        else if (!strcmp(tok, "split"))
+            t.split = v != 0;
+        else if (!strcmp(tok, "v4") && v >= 0 && v <= 3)
+            t.v4 = (int)v;
+        else if (!strcmp(tok, "v4row"))
+            t.v4row = v != 0;
+        else if (!strcmp(tok, "swap"))
+            t.swap = v != 0;
+        else if (!strcmp(tok, "tiles") && count)
+            t.tiles = (uint32_t)v;
+        else if (!strcmp(tok, "fill") && count)
+            t.fill = (uint32_t)v;
+        else if (!strcmp(tok, "kbig") && count)
+            t.kbig = (uint32_t)v;
+        else if (!strcmp(tok, "kmid") && count)
+            t.kmid = (uint32_t)v;
+        else if (!strcmp(tok, "ksmall") && count)
+            t.ksmall = (uint32_t)v;
     }
     return t;
 }
 
 static bool shape_fits(const struct vkg_vk_device *dev, const struct gemm_shape *g) {
     const struct vkg_vulkan_device_info *info = vkg_vk_device_info(dev);
-    return info->max_shared_memory >= shape_shared(g) &&
-           info->max_workgroup_invocations >= g->wg &&
+    return info->max_shared_memory >= shape_shared(g) && info->max_workgroup_invocations >= g->wg &&
            dev->props.limits.maxComputeWorkGroupSize[0] >= g->wg;
 }
 
@@ -190,8 +212,8 @@ static uint64_t shape_tiles(const struct gemm_shape *g, const struct vkg_gemm_pu
  * that bring g's workgroups up to `tiles`; 1 when no split is worth it or
  * the partials would not fit one binding with 32-bit element indices. */
 static uint32_t plan_split(const struct vkg_vk_device *dev, const struct gemm_shape *g,
-                           const struct vkg_gemm_push *p, const struct gemm_tune *t,
-                           uint32_t kmin, uint32_t *k_chunk) {
+                           const struct vkg_gemm_push *p, const struct gemm_tune *t, uint32_t kmin,
+                           uint32_t *k_chunk) {
     const uint64_t tiles = shape_tiles(g, p);
     *k_chunk = p->K;
     if (!t->split || tiles >= t->tiles) return 1;
@@ -202,8 +224,7 @@ static uint32_t plan_split(const struct vkg_vk_device *dev, const struct gemm_sh
     chunk = (chunk + g->bk - 1) / g->bk * g->bk;
     s = (p->K + chunk - 1) / chunk;
     const uint64_t bytes = s * p->M * p->N * p->n_b2 * p->n_b3 * sizeof(float);
-    if (s < 2 || bytes > dev->props.limits.maxStorageBufferRange || bytes >= (1ull << 32))
-        return 1;
+    if (s < 2 || bytes > dev->props.limits.maxStorageBufferRange || bytes >= (1ull << 32)) return 1;
     *k_chunk = (uint32_t)chunk;
     return (uint32_t)s;
 }
@@ -306,10 +327,17 @@ static enum vkg_status matmul_encode(struct vkg_vk_encoder *enc, const struct vk
     const uint64_t total = (uint64_t)p.M * p.N * n_batch;
     const struct vkg_tensor *part = vkg_vk_scratch(enc, p.n_split * total * sizeof(float));
     if (!part) return VKG_STATUS_OUT_OF_MEMORY;
-    struct vkg_gemm_reduce_push r = {
-        .M = p.M, .N = p.N, .n_b2 = p.n_b2, .n_split = p.n_split, .total = (uint32_t)total,
-        .off_s = vkg_vk_elem_offset(enc, part), .off_d = p.off_d, .sd_i = p.sd_i,
-        .sd_j = p.sd_j, .sd_2 = p.sd_2, .sd_3 = p.sd_3};
+    struct vkg_gemm_reduce_push r = {.M = p.M,
+                                     .N = p.N,
+                                     .n_b2 = p.n_b2,
+                                     .n_split = p.n_split,
+                                     .total = (uint32_t)total,
+                                     .off_s = vkg_vk_elem_offset(enc, part),
+                                     .off_d = p.off_d,
+                                     .sd_i = p.sd_i,
+                                     .sd_j = p.sd_j,
+                                     .sd_2 = p.sd_2,
+                                     .sd_3 = p.sd_3};
     p.off_d = r.off_s;
     p.sd_i = 1, p.sd_j = p.M, p.sd_2 = p.M * p.N, p.sd_3 = p.M * p.N * p.n_b2;
     const struct vkg_tensor *t1[3] = {t[0], t[1], part};

@@ -47,26 +47,26 @@
 #include "vkg_vk_spv_ssm_conv.spv.h"
 #include "vkg_vk_spv_ssm_conv_back_main.spv.h"
 #include "vkg_vk_spv_ssm_conv_back_reduce.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_32x32.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_32x64.spv.h"
 #include "vkg_vk_spv_ssm_conv_walk_16x128.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_64x32w.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_8x256.spv.h"
 #include "vkg_vk_spv_ssm_conv_walk_16x128d.spv.h"
+#include "vkg_vk_spv_ssm_conv_walk_16x128hd.spv.h"
 #include "vkg_vk_spv_ssm_conv_walk_16x128o.spv.h"
 #include "vkg_vk_spv_ssm_conv_walk_16x128od.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_16x128hd.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_8x256d.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_32x32od.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_16x64d.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_32x128d.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_16x64od.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_16x256d.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_8x256od.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_16x128u.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_16x128ou.spv.h"
 #include "vkg_vk_spv_ssm_conv_walk_16x128odp.spv.h"
+#include "vkg_vk_spv_ssm_conv_walk_16x128ou.spv.h"
+#include "vkg_vk_spv_ssm_conv_walk_16x128u.spv.h"
+#include "vkg_vk_spv_ssm_conv_walk_16x256d.spv.h"
+#include "vkg_vk_spv_ssm_conv_walk_16x64d.spv.h"
+#include "vkg_vk_spv_ssm_conv_walk_16x64od.spv.h"
 #include "vkg_vk_spv_ssm_conv_walk_16x64odp.spv.h"
+#include "vkg_vk_spv_ssm_conv_walk_32x128d.spv.h"
+#include "vkg_vk_spv_ssm_conv_walk_32x32.spv.h"
+#include "vkg_vk_spv_ssm_conv_walk_32x32od.spv.h"
+#include "vkg_vk_spv_ssm_conv_walk_32x64.spv.h"
+#include "vkg_vk_spv_ssm_conv_walk_64x32w.spv.h"
+#include "vkg_vk_spv_ssm_conv_walk_8x256.spv.h"
+#include "vkg_vk_spv_ssm_conv_walk_8x256d.spv.h"
+#include "vkg_vk_spv_ssm_conv_walk_8x256od.spv.h"
 
 /* Mirrors the push block of shaders/common/ops_ssm_conv.glsl. */
 struct vkg_conv_push {
@@ -106,8 +106,8 @@ static const struct vkg_vk_kernel k_walk_8x256 =
     VKG_VK_KERNEL(vkg_vk_spv_ssm_conv_walk_8x256, 5, struct vkg_conv_push);
 static const struct vkg_vk_kernel k_walk_16x128 =
     VKG_VK_KERNEL(vkg_vk_spv_ssm_conv_walk_16x128, 5, struct vkg_conv_push);
-#define WALK_K(name) \
-    static const struct vkg_vk_kernel k_walk_##name = \
+#define WALK_K(name)                                                                               \
+    static const struct vkg_vk_kernel k_walk_##name =                                              \
         VKG_VK_KERNEL(vkg_vk_spv_ssm_conv_walk_##name, 5, struct vkg_conv_push)
 WALK_K(16x128d);
 WALK_K(16x128o);
@@ -127,7 +127,7 @@ WALK_K(16x64odp);
 #undef WALK_K
 static const struct conv_walk walks[] = {
     {"16x128u", &k_walk_16x128u, 16, 128, 256, 2, 0}, /* default; generic fallback: first */
-    {"16x128", &k_walk_16x128, 16, 128, 256, 2, 0},  /* the round-1 default */
+    {"16x128", &k_walk_16x128, 16, 128, 256, 2, 0},   /* the round-1 default */
     {"8x256", &k_walk_8x256, 8, 256, 256, 2, 0},
     {"32x64", &k_walk_32x64, 32, 64, 256, 2, 0},
     {"32x32", &k_walk_32x32, 32, 32, 256, 2, 0},
@@ -178,8 +178,8 @@ static const struct conv_walk *walk_named(const char *s) {
     return NULL;
 }
 
-static struct conv_plan conv_plan_of(const struct vkg_vulkan_device_info *info,
-                                     uint32_t wg_size_x, int64_t dc) {
+static struct conv_plan conv_plan_of(const struct vkg_vulkan_device_info *info, uint32_t wg_size_x,
+                                     int64_t dc) {
     struct conv_plan pl = {walk_named(WALK_DEFAULT), WALK_CHUNK, 0, 0};
     const char *env = getenv("VKG_TUNE_CONV");
     if (env && *env) {
@@ -292,8 +292,8 @@ static enum vkg_status conv_encode(struct vkg_vk_encoder *enc, const struct vkg_
     }
     const bool direct = pl.w && p.n_tiles * p.ns == 1;
     /* A direct walk writes no partials; bind a small region all the same. */
-    const size_t pbytes = direct ? sizeof(float)
-                                 : (size_t)p.n_tiles * p.ns * p.di * p.dc * sizeof(float);
+    const size_t pbytes =
+        direct ? sizeof(float) : (size_t)p.n_tiles * p.ns * p.di * p.dc * sizeof(float);
     const struct vkg_tensor *part = vkg_vk_scratch(enc, pbytes);
     if (!part) return VKG_STATUS_OUT_OF_MEMORY;
     p.off_p = vkg_vk_elem_offset(enc, part);
