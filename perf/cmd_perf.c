@@ -22,6 +22,7 @@
 #include "probe.h"
 
 #define MAX_DEVICES       16
+#define MAX_PENDING       72 /* rows of one device held for their CPU columns */
 #define SGEMM_CAP_FLOP    3e11
 #define CPU_CAP_BYTES     (2.0 * 1024 * 1024 * 1024)
 #define REFUSED_MAX_BYTES (64.0 * 1024 * 1024)
@@ -213,7 +214,15 @@ struct sweep {
     struct vkg_csv csv;
     struct vkg_backend *cpu;
     int row, n_rows;
+    /* A device's rows wait here for their CPU columns: those run after all
+     * of the device's GPU timings, because a loaded host (16 threads of the
+     * CPU backend, then OpenBLAS) was seen to slow the next shapes' GPU
+     * kernels on an H200 by up to 2.5x despite the warm-up. */
+    struct vkg_perf_row pending[MAX_PENDING];
+    int n_pending;
 };
+
+static void flush_pending(struct sweep *sw);
 
 static void cpu_columns(struct sweep *sw, struct vkg_perf_row *r) {
     const struct vkg_perf_shape *s = &r->shape;
@@ -278,9 +287,14 @@ static void run_row(struct sweep *sw, struct vkg_backend *backend, const char *d
         snprintf(r.note + strlen(r.note), sizeof r.note - strlen(r.note), "%serror: %s",
                  r.note[0] ? "; " : "", t.error);
     }
-    if (backend)
-        cpu_columns(sw, &r);
-    else if (!sw->o->no_cpu) {
+    if (backend) {
+        fprintf(stderr, " %s: gpu %.3f ms, wall %.3f ms%s%s\n", r.placement, r.gpu_ms, r.wall_ms,
+                r.note[0] ? " -- " : "", r.note);
+        if (sw->n_pending == MAX_PENDING) flush_pending(sw);
+        sw->pending[sw->n_pending++] = r;
+        return;
+    }
+    if (!sw->o->no_cpu) {
         r.cpu_ms = r.wall_ms;
         if (s->op == VKG_PERF_OUT_PROD || s->op == VKG_PERF_OUT_PROD_T)
             r.sgemm_ms =
@@ -289,6 +303,25 @@ static void run_row(struct sweep *sw, struct vkg_backend *backend, const char *d
     fprintf(stderr, " %s: gpu %.3f ms, wall %.3f ms, cpu %.3f ms%s%s\n", r.placement, r.gpu_ms,
             r.wall_ms, r.cpu_ms, r.note[0] ? " -- " : "", r.note);
     vkg_perf_csv_row(&sw->csv, &r);
+}
+
+/* The CPU columns of the device rows timed so far, then their CSV records
+ * in the order they were timed. */
+static void flush_pending(struct sweep *sw) {
+    for (int i = 0; i < sw->n_pending; i++) {
+        struct vkg_perf_row *r = &sw->pending[i];
+        if (!sw->o->no_cpu) {
+            char shape[200];
+            vkg_perf_shape_str(&r->shape, shape, sizeof shape);
+            fprintf(stderr, "[cpu %d/%d] %s %s %s ...", i + 1, sw->n_pending,
+                    vkg_perf_op_name(r->shape.op), vkg_perf_shape_variant(&r->shape), shape);
+            fflush(stderr);
+            cpu_columns(sw, r);
+            fprintf(stderr, " cpu %.3f ms\n", r->cpu_ms);
+        }
+        vkg_perf_csv_row(&sw->csv, r);
+    }
+    sw->n_pending = 0;
 }
 
 static bool op_selected(const struct perf_opts *o, const struct vkg_perf_shape *s) {
@@ -333,7 +366,8 @@ int vkg_cmd_perf(int argc, char **argv) {
     for (int i = 0; i < n_shapes; i++)
         n_sel += op_selected(&o, &shapes[i]);
 
-    struct sweep sw = {.o = &o};
+    static struct sweep sw; /* its pending rows are too large for the stack */
+    sw = (struct sweep){.o = &o};
     sw.csv.f = stdout;
     if (o.csv && !(sw.csv.f = fopen(o.csv, "w"))) {
         fprintf(stderr, "vkgrad perf: cannot write %s: %s\n", o.csv, strerror(errno));
@@ -394,6 +428,7 @@ int vkg_cmd_perf(int argc, char **argv) {
                 run_row(&sw, vk, desc, slug, have_peaks ? &peaks : NULL, &pick[k].shape,
                         "refused shape");
         vkg_backend_free(vk);
+        flush_pending(&sw);
     }
     vkg_backend_free(sw.cpu);
     if (o.csv && fclose(sw.csv.f) != 0) {
