@@ -288,6 +288,28 @@ enum vkg_status vkg_vulkan_device_get_info(int i, struct vkg_vulkan_device_info 
     return VKG_STATUS_OK;
 }
 
+/* Subgroup capabilities the op families choose kernels by (vk_impl.h). */
+static void subgroup_caps(struct vkg_vk_device *d, bool has_size_ctl) {
+    d->subgroup_shuffle = false;
+    d->subgroup_fixed = 0;
+    if (d->props.apiVersion < VK_API_VERSION_1_1) return;
+    VkPhysicalDeviceSubgroupSizeControlProperties ctl = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
+    VkPhysicalDeviceSubgroupProperties sub = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
+        .pNext = has_size_ctl ? &ctl : NULL};
+    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                      .pNext = &sub};
+    vkGetPhysicalDeviceProperties2(d->phys, &p2);
+    const VkSubgroupFeatureFlags need =
+        VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
+    const uint32_t sg = sub.subgroupSize;
+    d->subgroup_shuffle = (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                          (sub.supportedOperations & need) == need && sg > 0;
+    if (has_size_ctl && ctl.minSubgroupSize == sg && ctl.maxSubgroupSize == sg)
+        d->subgroup_fixed = sg;
+}
+
 enum vkg_status vkg_vk_device_open(int index, struct vkg_vk_device *d) {
     memset(d, 0, sizeof *d);
     d->index = index;
@@ -319,9 +341,6 @@ enum vkg_status vkg_vk_device_open(int index, struct vkg_vk_device *d) {
             chosen = (int)q;
     }
     if (chosen >= 0) d->timestamp_valid_bits = qf[chosen].timestampValidBits;
-    /* Measurement knob: no per-node timestamps (node times unknown), to see
-     * what writing them costs a compute's wall time. */
-    if (getenv("VKG_VK_NO_TIMESTAMPS")) d->timestamp_valid_bits = 0;
     free(qf);
     if (chosen < 0)
         return vkg_error(NULL, VKG_STATUS_UNSUPPORTED, "Vulkan%d (%s) has no compute queue", index,
@@ -347,7 +366,9 @@ enum vkg_status vkg_vk_device_open(int index, struct vkg_vk_device *d) {
         f2.pNext = &af;
         d->float_atomic_add = true;
     }
+    const bool has_size_ctl = has_ext(exts, n_ext, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
     free(exts);
+    subgroup_caps(d, has_size_ctl);
     const char *fs = getenv("VKG_VK_FORCE_STAGING");
     d->no_host_mapping = fs && *fs && strcmp(fs, "0") != 0;
     VkPhysicalDeviceFeatures have;

@@ -94,6 +94,11 @@ struct vkg_vk_device {
     bool push_descriptor;  /* VK_KHR_push_descriptor */
     bool float_atomic_add; /* shaderBufferFloat32AtomicAdd enabled (GL_EXT_shader_atomic_float) */
     bool no_host_mapping;  /* test knob VKG_VK_FORCE_STAGING: staged buffers only */
+    /* Subgroups of compute shaders: basic + shuffle operations available; the
+     * subgroup size when it is fixed (VK_EXT_subgroup_size_control's min ==
+     * max, so shared layouts may depend on it), else 0. */
+    bool subgroup_shuffle;
+    uint32_t subgroup_fixed;
     PFN_vkCmdPushDescriptorSetKHR cmd_push_descriptor_set;
     struct vkg_vk_pipeline_cache *pipelines; /* pipeline.c */
 };

@@ -132,20 +132,6 @@ enum {
     XENT_ROWS_LB_SCALAR = 32,
 };
 
-/* Subgroup shuffles in compute shaders (Vulkan 1.1 properties). */
-static bool xent_has_shuffle(const struct vkg_vk_device *dev) {
-    if (dev->props.apiVersion < VK_API_VERSION_1_1) return false;
-    VkPhysicalDeviceSubgroupProperties sub = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
-    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
-                                      .pNext = &sub};
-    vkGetPhysicalDeviceProperties2(dev->phys, &p2);
-    const VkSubgroupFeatureFlags need =
-        VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
-    return (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
-           (sub.supportedOperations & need) == need && sub.subgroupSize > 0;
-}
-
 struct xent_rows_plan {
     uint32_t wg, cache, vec4, lb;
 };
@@ -169,7 +155,7 @@ static bool xent_rows_plan(const struct vkg_vk_device *dev, bool vec4_ok, uint32
     if ((knob && knob[0] == '0') || nc == 0) return false;
     if (!vec4_ok && nc > XENT_ROWS_SCALAR_MAX) return false;
     const uint32_t sg = dev->info.subgroup_size, wg_max = xent_wg(dev, XENT_ROWS_WG_MAX);
-    if (sg == 0 || wg_max < sg || wg_max % sg || !xent_has_shuffle(dev)) return false;
+    if (sg == 0 || wg_max < sg || wg_max % sg || !dev->subgroup_shuffle) return false;
     uint32_t wg = XENT_ROWS_WG_MIN > sg ? XENT_ROWS_WG_MIN : sg;
     while (wg < wg_max && (uint64_t)wg * XENT_ROWS_AIM < nc)
         wg *= 2;

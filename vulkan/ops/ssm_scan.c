@@ -239,35 +239,11 @@ static int scan_tune(const char *name, int def) {
 }
 
 /* The device's subgroup size when compute shaders have shuffles and the
- * size is fixed (minSubgroupSize == maxSubgroupSize: shared layouts may
- * depend on it), else 0. Read through VK_EXT_subgroup_size_control (core
- * only from 1.3, past the instance's version). */
+ * size is fixed (shared layouts may depend on it), a power of two in
+ * [2, 128]; else 0. */
 static uint32_t scan_fixed_subgroup(const struct vkg_vk_device *dev) {
-    if (dev->props.apiVersion < VK_API_VERSION_1_1) return 0;
-    uint32_t n_ext = 0;
-    if (vkEnumerateDeviceExtensionProperties(dev->phys, NULL, &n_ext, NULL) != VK_SUCCESS) return 0;
-    VkExtensionProperties *ext = calloc(n_ext ? n_ext : 1, sizeof *ext);
-    if (!ext) return 0;
-    bool has_ctl = false;
-    if (vkEnumerateDeviceExtensionProperties(dev->phys, NULL, &n_ext, ext) == VK_SUCCESS)
-        for (uint32_t i = 0; i < n_ext && !has_ctl; i++)
-            has_ctl =
-                strcmp(ext[i].extensionName, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME) == 0;
-    free(ext);
-    if (!has_ctl) return 0;
-    VkPhysicalDeviceSubgroupSizeControlProperties ctl = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
-    VkPhysicalDeviceSubgroupProperties sub = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES, .pNext = &ctl};
-    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
-                                      .pNext = &sub};
-    vkGetPhysicalDeviceProperties2(dev->phys, &p2);
-    const uint32_t sg = sub.subgroupSize;
-    if (ctl.minSubgroupSize != sg || ctl.maxSubgroupSize != sg ||
-        !(sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ||
-        !(sub.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) || sg < 2 || sg > 128 ||
-        (sg & (sg - 1)) != 0)
-        return 0;
+    const uint32_t sg = dev->subgroup_fixed;
+    if (!dev->subgroup_shuffle || sg < 2 || sg > 128 || (sg & (sg - 1)) != 0) return 0;
     return sg;
 }
 
