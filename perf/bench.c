@@ -69,7 +69,7 @@ enum vkg_status vkg_perf_time_node(struct vkg_backend **backends, int n_backends
      * wall time. */
     if (warm_up) {
         double w0 = vkg_perf_now_ms();
-        for (int w = 0; w < 3 || vkg_perf_now_ms() - w0 < 200.0; w++) {
+        for (int w = 0; vkg_perf_warming(w, w0); w++) {
             if ((st = vkg_sched_graph_compute(sched, g))) {
                 snprintf(t->error, sizeof t->error, "compute: %s (%s)", vkg_status_str(st),
                          vkg_last_error(NULL));

@@ -486,7 +486,7 @@ enum vkg_status vkg_demo_run(struct vkg_backend **backends, int n_backends,
      * vkgrad perf does: a GPU that was idle (while the CPU column ran) starts
      * at low clocks and would inflate the first timed computes. */
     double w0 = vkg_perf_now_ms();
-    for (int w = 0; w < 1 || (reps > 0 && (w < 3 || vkg_perf_now_ms() - w0 < 200.0)); w++) {
+    for (int w = 0; w < 1 || (reps > 0 && vkg_perf_warming(w, w0)); w++) {
         vkg_sched_set_profiling(r.sched, reps <= 0 || (w & 1)); /* both modes get recorded */
         if ((st = upload_all(&r, d)) != VKG_STATUS_OK) {
             fail(res, st, "uploading inputs");

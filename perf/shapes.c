@@ -460,6 +460,10 @@ double vkg_perf_now_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
+bool vkg_perf_warming(int computes_done, double t0_ms) {
+    return computes_done < 3 || vkg_perf_now_ms() - t0_ms < 200.0;
+}
+
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);

@@ -132,6 +132,10 @@ void vkg_perf_find_refused(struct vkg_backend *backend, int demo_op, double max_
 /* ---- small shared helpers ------------------------------------------------ */
 
 double vkg_perf_now_ms(void);             /* monotonic clock */
+/* The warm-up policy of every timing here: go on while fewer than 3
+ * computes are done or less than 200 ms passed since t0_ms (a GPU left idle
+ * starts at low clocks and pipelines are built in the first compute). */
+bool vkg_perf_warming(int computes_done, double t0_ms);
 double vkg_perf_median(double *v, int n); /* sorts v; NaN for n == 0 */
 /* A whole decimal integer in [lo, hi] (the command-line options); false otherwise. */
 bool vkg_perf_parse_int(const char *s, int lo, int hi, int *out);
