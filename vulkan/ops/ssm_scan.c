@@ -72,6 +72,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ssm_scan_paths.h"
 #include "vk_impl.h"
 
 #include "vkg_vk_spv_ssm_scan.spv.h"
@@ -574,6 +575,9 @@ static enum vkg_status scan_encode(struct vkg_vk_encoder *enc, const struct vkg_
     }
     enum vkg_status st = scan_check_ids(ids, pl.d.n_slots);
     if (st != VKG_STATUS_OK) return st;
+    if (back && (vkg_vk_scan_back_ssd(enc, node, &pl.d, &st) ||
+                 vkg_vk_scan_back_chan(enc, node, &pl.d, &st)))
+        return st;
 
     struct vkg_scan_push p = {0};
     p.ds = (uint32_t)pl.d.d_state, p.hd = (uint32_t)pl.d.head_dim, p.nh = (uint32_t)pl.d.n_head;
