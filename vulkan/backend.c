@@ -6,12 +6,20 @@
  * names its reason.
  *
  * graph_compute records the whole split into one command buffer: per node
- * the node's dispatches and a barrier, and while profiling a timestamp on
- * either side (they cost 2-3 µs per node on an H200, so a compute that is
- * not profiled writes none); then one submit and a fence wait. The recording is kept (vk_backend.h says when it
- * is still valid), so computing the same split again costs the ids check, a
- * key comparison, one submit and one query read: no pipeline, descriptor or
- * command-buffer work on that path. The scan ids are checked on the host
+ * the node's dispatches, and while profiling a timestamp on either side
+ * (they cost 2-3 µs per node on an H200, so a compute that is not profiled
+ * writes none) and a barrier after it; then one submit and a fence wait.
+ * A run of elementwise glue nodes of one shape is one dispatch
+ * (ops_glue.c's chains). Without profiling a barrier goes only before a node
+ * that reads or writes bytes that a node since the last barrier wrote, or
+ * writes bytes they read (every dependent node pair on an H200 costs a
+ * barrier of a few µs; independent ones, such as the loss SUM and the
+ * backward REPEAT of the demo graphs, run alongside).
+ *
+ * The recording is kept (vk_backend.h says when it is still valid), so
+ * computing the same split again costs the ids check, a key comparison, one
+ * submit and one query read: no pipeline, descriptor or command-buffer work
+ * on that path. The scan ids are checked on the host
  * before every submit, so a bad id is an INVALID_ARGUMENT, never a wild
  * write. Node times come from the timestamps (ticks * timestampPeriod).
  */
@@ -283,8 +291,74 @@ static enum vkg_status ensure_queries(struct vkg_vk_backend *be, struct vkg_vk_r
     return VKG_STATUS_OK;
 }
 
-/* Record nodes into r: per node a timestamp, its dispatches, a timestamp and
- * a barrier. On failure r is left invalid. */
+/* Barrier elision: the byte ranges the nodes since the last barrier read
+ * and write. A node needs a barrier before it only when it reads or writes
+ * what one of them wrote, or writes what one of them read; otherwise the
+ * device may run it alongside them. Scratch regions are not reused within a
+ * barrier-free run of nodes (record() keeps the bump allocator going), so
+ * they never conflict. */
+#define PENDING_MAX 48
+struct byte_range {
+    const struct vkg_buffer *buf;
+    size_t lo, hi;
+};
+struct pending {
+    struct byte_range w[PENDING_MAX], r[PENDING_MAX];
+    int n_w, n_r;
+    bool unknown; /* a node whose ranges were not all known: the next one waits */
+};
+
+static bool range_of(const struct vkg_vk_backend *be, const struct vkg_tensor *t,
+                     struct byte_range *out) {
+    struct vkg_buffer *buf;
+    size_t off;
+    if (!vkg_vk_tensor_storage(be, t, &buf, &off)) return false;
+    *out = (struct byte_range){buf, off, off + vkg_vk_tensor_span(t)};
+    return true;
+}
+
+static bool overlaps(const struct byte_range *a, const struct byte_range *set, int n) {
+    for (int i = 0; i < n; i++)
+        if (a->buf == set[i].buf && a->lo < set[i].hi && set[i].lo < a->hi) return true;
+    return false;
+}
+
+/* Whether node must wait for the pending nodes. */
+static bool needs_barrier(const struct vkg_vk_backend *be, const struct pending *pd,
+                          const struct vkg_tensor *node) {
+    struct byte_range x;
+    if (pd->unknown || !range_of(be, node, &x)) return true;
+    if (overlaps(&x, pd->w, pd->n_w) || overlaps(&x, pd->r, pd->n_r)) return true;
+    for (int k = 0; k < VKG_MAX_SRC; k++)
+        if (node->src[k] && (!range_of(be, node->src[k], &x) || overlaps(&x, pd->w, pd->n_w)))
+            return true;
+    return false;
+}
+
+static void add_pending(const struct vkg_vk_backend *be, struct pending *pd,
+                        const struct vkg_tensor *node) {
+    if (pd->n_w == PENDING_MAX || !range_of(be, node, &pd->w[pd->n_w])) {
+        pd->unknown = true;
+        return;
+    }
+    pd->n_w++;
+    for (int k = 0; k < VKG_MAX_SRC; k++) {
+        if (!node->src[k]) continue;
+        if (pd->n_r == PENDING_MAX || !range_of(be, node->src[k], &pd->r[pd->n_r])) {
+            pd->unknown = true;
+            return;
+        }
+        pd->n_r++;
+    }
+}
+
+/* Record nodes into r: per node (or fused run of elementwise glue nodes,
+ * vkg_vk_glue_chain) a timestamp, its dispatches, a timestamp and a barrier
+ * when timed, so each node's time is its own; untimed, a barrier only before
+ * a node that depends on the nodes since the last one. Tuning knob
+ * VKG_TUNE_BARRIER: "all" a barrier after every node, "deps" elide them in
+ * timed recordings too (node times then overlap). On failure r is left
+ * invalid. */
 static enum vkg_status record(struct vkg_vk_backend *be, struct vkg_vk_recording *r,
                               struct vkg_tensor **nodes, int n_nodes) {
     r->valid = false;
@@ -297,6 +371,10 @@ static enum vkg_status record(struct vkg_vk_backend *be, struct vkg_vk_recording
     if (st != VKG_STATUS_OK) return st;
     r->timed = be->profiling;
     const bool ts = r->timed && r->queries;
+    const char *knob = getenv("VKG_TUNE_BARRIER");
+    const bool elide = knob && !strcmp(knob, "deps")  ? true
+                       : knob && !strcmp(knob, "all") ? false
+                                                      : !r->timed;
     if (!r->cmd) {
         VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                                           .commandPool = be->rec_pool,
@@ -315,11 +393,29 @@ static enum vkg_status record(struct vkg_vk_backend *be, struct vkg_vk_recording
     if ((st = vkg_vk_encoder_begin(be, cmd, &r->desc)) != VKG_STATUS_OK) goto fail;
     struct vkg_vk_encoder *enc = &be->enc;
     if (ts) vkCmdResetQueryPool(cmd, r->queries, 0, 2u * (uint32_t)n_nodes);
-    for (int i = 0; i < n_nodes; i++) {
+    struct pending pd = {.n_w = 0};
+    for (int i = 0; i < n_nodes;) {
+        /* A run of elementwise glue nodes is one dispatch (not while the
+         * fault knob drops an op's dispatches: a fused run would hide it). */
+        int len = be->drop_op < 0 ? vkg_vk_glue_chain(enc, nodes + i, n_nodes - i) : 1;
+        size_t scratch_used = enc->scratch_used;
         vkg_vk_encoder_node(enc, nodes[i]);
-        if (ts)
-            vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, r->queries, 2u * i);
-        st = family_of(nodes[i]->op)->encode(enc, nodes[i]);
+        if (elide) {
+            bool wait = false;
+            for (int j = 0; j < len && i > 0 && !wait; j++)
+                wait = needs_barrier(be, &pd, nodes[i + j]);
+            if (wait) {
+                vkg_vk_barrier(enc);
+                pd = (struct pending){.n_w = 0};
+            } else if (i > 0) {
+                enc->scratch_used = scratch_used; /* runs alongside: fresh scratch */
+            }
+            for (int j = 0; j < len; j++)
+                add_pending(be, &pd, nodes[i + j]);
+        }
+        if (ts) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, r->queries, 2u * i);
+        st = len > 1 ? vkg_vk_glue_encode_chain(enc, nodes + i, len)
+                     : family_of(nodes[i]->op)->encode(enc, nodes[i]);
         if (st != VKG_STATUS_OK) {
             char why[400];
             snprintf(why, sizeof why, "%s", vkg_last_error(NULL));
@@ -327,9 +423,24 @@ static enum vkg_status record(struct vkg_vk_backend *be, struct vkg_vk_recording
                            vkg_op_slug(nodes[i]->op), nodes[i]->name, why);
             goto fail;
         }
-        if (ts)
-            vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, r->queries, 2u * i + 1);
-        vkg_vk_barrier(enc);
+        /* A run closed by a SUM ends with a barrier and the SUM's own small
+         * dispatch (vkg_vk_glue_encode_chain): only the SUM is pending. */
+        if (elide && len > 1 && nodes[i + len - 1]->op == VKG_OP_SUM) {
+            pd = (struct pending){.n_w = 0};
+            add_pending(be, &pd, nodes[i + len - 1]);
+        }
+        /* A fused run's time goes to its first node; the others read 0. */
+        for (int j = 0; ts && j < len; j++) {
+            if (j > 0)
+                vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, r->queries,
+                                    2u * (uint32_t)(i + j));
+            vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, r->queries,
+                                2u * (uint32_t)(i + j) + 1);
+        }
+        i += len;
+        /* The last node needs none: vkg_vk_cmd_end orders the writes for the
+         * host, and the next submission's begin barrier for the device. */
+        if (!elide) vkg_vk_barrier(enc);
     }
     if ((st = vkg_vk_cmd_end(cmd)) != VKG_STATUS_OK) return st;
     r->valid = true;

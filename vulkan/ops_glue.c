@@ -1,20 +1,59 @@
 /* vulkan/ops_glue.c — the glue ops on Vulkan (SPEC §3 "Glue ops").
  *
- * Two shaders cover them all. elementwise.comp: CONT, ADD, SUB, MUL, SCALE,
- * NEG, SQR, REPEAT and VIEW_BACK (fill with 0, barrier, copy g into the
+ * Three shaders cover them. elementwise.comp: CONT, ADD, SUB, MUL, SCALE,
+ * NEG, SQR, REPEAT, and VIEW_BACK in one pass over the root (each element is
+ * g's value where the view lands on it, else 0: the view's index is found by
+ * dividing by its strides, largest first, which is exact because the backend
+ * refuses self-overlapping views); a non-contiguous node (never an op
+ * result) keeps the two passes (fill with 0, barrier, copy g into the
  * view's place). reduce.comp: SUM, SUM_ROWS and REPEAT_BACK as one "sum down
  * to a shape" with a fixed reduction order; a large sum into few outputs is
- * split in chunks written to scratch and summed in further passes. Sources may
- * be any strided view; indices, shapes and element strides are 32-bit, which
- * the backend's maxStorageBufferRange check guarantees is enough.
+ * split in chunks written to scratch and summed in further passes.
+ * chain.comp: a run of up to 4 elementwise nodes of one shape, each taking
+ * the previous one's output, as one dispatch that still writes every node's
+ * output (vkg_vk_glue_chain decides, the backend calls it before each node),
+ * optionally closed by a VIEW_BACK of the last output (one pass over the
+ * root, as above) or by a SUM of it (each workgroup of the chain writes the
+ * sum of its 128 values, then after a barrier one small reduce.comp
+ * dispatch adds those partials in order); the demo's loss SUB -> SQR -> SUM
+ * and its backward REPEAT -> MUL -> SCALE (-> VIEW_BACK) are such runs. On a
+ * GPU every dependent dispatch costs a barrier of a few µs, which is what
+ * the small graphs of the demo spend their time on.
+ *
+ * SUM into one output of up to SUM_ONE_PASS_MAX elements is one workgroup
+ * of 1024 in one dispatch (vec4 loads, 8 in flight per invocation).
+ *
+ * Sources may be any strided view; indices, shapes and element strides are
+ * 32-bit, which the backend's maxStorageBufferRange check guarantees is
+ * enough.
+ *
+ * Measured on the H200 (demo graphs, wall µs per unprofiled compute, with
+ * the backend's barrier elision; before -> now): OUT_PROD graph 58.1 ->
+ * 40.3, CROSS_ENTROPY 25.3 -> 23.2, SSM_CONV 48.4 -> 31.9, SSM_SCAN 116.5 ->
+ * 95.7 (its SSM_SCAN_BACK node 56 µs). Profiled node times in the SSM_SCAN
+ * graph: VIEW_BACK 8.3 (two passes) -> 5.3 (one pass) -> fused; SUB + SQR +
+ * SUM 19.9 -> 8.6 as one run (10.7 with a separate one-workgroup SUM);
+ * REPEAT + MUL + SCALE 14.5 -> 5.4. Chains without elision: SSM_SCAN graph
+ * 99.3; elision without chains: 110.0. SUM of 65K elements alone: two
+ * passes 10.5, one workgroup 7.8; the two are even near 150K (131K: 10.1 /
+ * 9.8, 164K: 10.6 / 10.7). Compute-only barriers (no transfer stage)
+ * measured no different.
+ *
+ * Tuning knobs (environment, read while recording): VKG_TUNE_VIEW_BACK=2
+ * (the two passes), VKG_TUNE_FUSE=0 (no chains) or 2 (chains without the
+ * VIEW_BACK tail), VKG_TUNE_FUSE_SUM=0 (no SUM closing a run),
+ * VKG_TUNE_SUM_ONE=N (the one-workgroup SUM up to N elements, 0: never) and
+ * VKG_TUNE_SUM_WG (its workgroup size).
  */
+#include <stdlib.h>
 #include <string.h>
 
-#include "vk_impl.h"
+#include "vk_backend.h"
+#include "vkg_vk_spv_chain.spv.h"
 #include "vkg_vk_spv_elementwise.spv.h"
 #include "vkg_vk_spv_reduce.spv.h"
 
-enum { EW_COPY, EW_ADD, EW_SUB, EW_MUL, EW_SCALE, EW_NEG, EW_SQR, EW_FILL };
+enum { EW_COPY, EW_ADD, EW_SUB, EW_MUL, EW_SCALE, EW_NEG, EW_SQR, EW_FILL, EW_VIEW_BACK };
 
 /* Mirrors the push_constant block of shaders/elementwise.comp. */
 struct elementwise_push {
@@ -34,10 +73,20 @@ struct reduce_push {
 };
 _Static_assert(sizeof(struct reduce_push) == 64, "reduce.comp push block");
 
+/* Mirrors the push_constant block of shaders/chain.comp. */
+struct chain_push {
+    uint32_t n, a0_off, b0_off, m_off[3], o_off[4], ot_off, pad0;
+    float value[4];
+    uint32_t root_n, view_off, pad[2];
+    uint32_t vs_ne[4], vs_nb[4], vs_c[4];
+};
+_Static_assert(sizeof(struct chain_push) == 128, "chain.comp push block");
+
 static const struct vkg_vk_kernel k_elementwise =
     VKG_VK_KERNEL(vkg_vk_spv_elementwise, 3, struct elementwise_push);
 static const struct vkg_vk_kernel k_reduce =
     VKG_VK_KERNEL(vkg_vk_spv_reduce, 2, struct reduce_push);
+static const struct vkg_vk_kernel k_chain = VKG_VK_KERNEL(vkg_vk_spv_chain, 10, struct chain_push);
 
 #define WG 128u
 /* Repetitions one reduce workgroup sums before the sum is split in chunks
@@ -46,6 +95,11 @@ static const struct vkg_vk_kernel k_reduce =
  * enough parallelism without. */
 #define REDUCE_CHUNK        1024u
 #define REDUCE_MANY_OUTPUTS 4096u
+/* Largest SUM (elements) done by one workgroup of 1024 in one pass. H200,
+ * GPU µs, two passes / one workgroup: 16K 10.9 / 6.3, 65K 10.5 / 7.8,
+ * 131K 10.1 / 9.8, 164K 10.6 / 10.7, 262K 10.5 / 13.2, 1M 12.3 / 36.1
+ * (256 invocations: 65K 9.4). */
+#define SUM_ONE_PASS_MAX (1u << 17)
 
 static void shape_of(const struct vkg_tensor *t, uint32_t ne[4]) {
     for (int i = 0; i < 4; i++)
@@ -118,8 +172,64 @@ static enum vkg_status encode_elementwise(struct vkg_vk_encoder *enc,
     return ew_dispatch(enc, op, a, b, node, &p);
 }
 
-/* VIEW_BACK: zeros of the root's shape, then g copied into the view's place. */
+/* Integer tuning knob name=value from the environment, else def. */
+static long knob(const char *name, long def) {
+    const char *v = getenv(name);
+    if (!v || !*v) return def;
+    char *end;
+    long x = strtol(v, &end, 10);
+    return *end ? def : x;
+}
+
+/* VIEW_BACK in one pass over the root (EW_VIEW_BACK): each element is g's
+ * value where the view lands on it, else 0. Needs a contiguous node (op
+ * results are) and a view that does not overlap itself (glue_supports). */
+/* The dims of a VIEW_BACK node's view of extent > 1, sorted by stride,
+ * largest first; returns how many. */
+static int view_dims_sorted(const struct vkg_tensor *node, int order[4]) {
+    int n = 0;
+    for (int i = 0; i < 4; i++)
+        if (node->op_params[i] > 1) order[n++] = i;
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && (uint32_t)node->op_params[4 + order[j]] >
+                                     (uint32_t)node->op_params[4 + order[j - 1]];
+             j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    return n;
+}
+
+static enum vkg_status view_back_one_pass(struct vkg_vk_encoder *enc,
+                                          const struct vkg_tensor *node) {
+    const struct vkg_tensor *g = node->src[0];
+    struct elementwise_push p;
+    memset(&p, 0, sizeof p);
+    shape_of(node, p.ne);
+    int order[4], n = view_dims_sorted(node, order);
+    for (int k = 0; k < 4; k++) {
+        p.s0_ne[k] = 1;
+        if (k >= n) continue;
+        int d = order[k];
+        p.s0_ne[k] = (uint32_t)node->op_params[d];
+        p.s1_nb[k] = (uint32_t)node->op_params[4 + d] / 4;
+        p.s0_nb[k] = (uint32_t)(g->nb[d] / 4);
+    }
+    const struct vkg_tensor *t[3] = {g, g, node};
+    p.s0_off = vkg_vk_elem_offset(enc, g);
+    p.s1_off = (uint32_t)node->op_params[8] / 4;
+    p.d_off = vkg_vk_elem_offset(enc, node);
+    uint32_t op = EW_VIEW_BACK, gx, gy;
+    vkg_vk_grid(enc, (count(p.ne) + WG - 1) / WG, &gx, &gy);
+    return vkg_vk_dispatch(enc, &k_elementwise, &op, 1, t, 3, &p, gx, gy, 1);
+}
+
+/* VIEW_BACK: zeros of the root's shape, then g copied into the view's place;
+ * one pass where it can (VKG_TUNE_VIEW_BACK=2 forces the two passes). */
 static enum vkg_status encode_view_back(struct vkg_vk_encoder *enc, const struct vkg_tensor *node) {
+    if (vkg_is_contiguous(node) && knob("VKG_TUNE_VIEW_BACK", 1) != 2)
+        return view_back_one_pass(enc, node);
     const struct vkg_tensor *g = node->src[0];
     struct elementwise_push p;
     memset(&p, 0, sizeof p);
@@ -142,14 +252,35 @@ static enum vkg_status encode_view_back(struct vkg_vk_encoder *enc, const struct
     return ew_dispatch(enc, EW_COPY, g, g, node, &p);
 }
 
-static enum vkg_status reduce_dispatch(struct vkg_vk_encoder *enc, const struct vkg_tensor *src,
-                                       const struct vkg_tensor *dst, struct reduce_push *p) {
+/* One pass of reduce.comp: wg invocations per workgroup (a power of two),
+ * flat: one output from a contiguous source (reduce.comp's FLAT). */
+static enum vkg_status reduce_dispatch_wg(struct vkg_vk_encoder *enc, const struct vkg_tensor *src,
+                                          const struct vkg_tensor *dst, struct reduce_push *p,
+                                          uint32_t wg, bool flat) {
     const struct vkg_tensor *t[2] = {src, dst};
+    const uint32_t spec[2] = {wg, flat ? 1u : 0u};
     p->s_off = vkg_vk_elem_offset(enc, src);
     p->d_off = vkg_vk_elem_offset(enc, dst);
     uint32_t gx, gy;
     vkg_vk_grid(enc, count(p->d_ne) * p->n_chunks, &gx, &gy);
-    return vkg_vk_dispatch(enc, &k_reduce, NULL, 0, t, 2, p, gx, gy, 1);
+    return vkg_vk_dispatch(enc, &k_reduce, spec, 2, t, 2, p, gx, gy, 1);
+}
+
+static enum vkg_status reduce_dispatch(struct vkg_vk_encoder *enc, const struct vkg_tensor *src,
+                                       const struct vkg_tensor *dst, struct reduce_push *p) {
+    return reduce_dispatch_wg(enc, src, dst, p, WG, false);
+}
+
+/* The largest power of two <= the device's workgroup limits and <= cap. */
+static uint32_t one_pass_wg(const struct vkg_vk_encoder *enc, uint32_t cap) {
+    const VkPhysicalDeviceLimits *l = &vkg_vk_encoder_device(enc)->props.limits;
+    uint32_t lim = l->maxComputeWorkGroupInvocations;
+    if (l->maxComputeWorkGroupSize[0] < lim) lim = l->maxComputeWorkGroupSize[0];
+    if (cap < lim) lim = cap;
+    uint32_t wg = WG;
+    while (wg * 2 <= lim)
+        wg *= 2;
+    return wg;
 }
 
 static enum vkg_status encode_reduce(struct vkg_vk_encoder *enc, const struct vkg_tensor *node) {
@@ -169,6 +300,15 @@ static enum vkg_status encode_reduce(struct vkg_vk_encoder *enc, const struct vk
         p.n_chunks = 1;
         p.chunk = (uint32_t)n_rep;
         return reduce_dispatch(enc, a, node, &p);
+    }
+    /* A sum into one output of up to SUM_ONE_PASS_MAX elements: one
+     * workgroup, one dispatch (reduce.comp FLAT when the source is
+     * contiguous), cheaper than a second pass and its barrier. */
+    if (n_out == 1 && n_rep <= (uint64_t)knob("VKG_TUNE_SUM_ONE", (long)SUM_ONE_PASS_MAX)) {
+        p.n_chunks = 1;
+        p.chunk = (uint32_t)n_rep;
+        uint32_t wg = one_pass_wg(enc, (uint32_t)knob("VKG_TUNE_SUM_WG", 1024));
+        return reduce_dispatch_wg(enc, a, node, &p, wg, vkg_is_contiguous(a));
     }
     /* Passes fixed by the shape: chunks to scratch, then chunks of those
      * chunks while there are more than REDUCE_CHUNK, then the last into node.
@@ -208,6 +348,208 @@ static enum vkg_status glue_encode(struct vkg_vk_encoder *enc, const struct vkg_
     default:
         return encode_elementwise(enc, node);
     }
+}
+
+/* ---- chains: runs of elementwise nodes in one dispatch (chain.comp) ---- */
+
+#define CHAIN_MAX  4
+#define CHAIN_NONE 15u
+enum { MODE_CARRIED = 0, MODE_CONTIG = 1, MODE_ONE = 2 };
+
+/* The elementwise code of an op that may join a chain, else -1. */
+static int chain_code(int op) {
+    switch (op) {
+    case VKG_OP_ADD:
+        return EW_ADD;
+    case VKG_OP_SUB:
+        return EW_SUB;
+    case VKG_OP_MUL:
+        return EW_MUL;
+    case VKG_OP_SCALE:
+        return EW_SCALE;
+    case VKG_OP_NEG:
+        return EW_NEG;
+    case VKG_OP_SQR:
+        return EW_SQR;
+    case VKG_OP_CONT:
+    case VKG_OP_REPEAT:
+        return EW_COPY;
+    default:
+        return -1;
+    }
+}
+
+static bool chain_binary(int code) {
+    return code == EW_ADD || code == EW_SUB || code == EW_MUL;
+}
+
+/* How chain node k reads operand t: the previous node's value (t is that
+ * node's output, or a contiguous view of the same shape on its bytes: the
+ * scheduler hands over clones whose sources are the original tensors),
+ * element off + i (contiguous, the node's shape), element off (a single
+ * one), or -1 (not in a chain). */
+static int chain_mode(const struct vkg_vk_encoder *enc, struct vkg_tensor *const *nodes, int k,
+                      const struct vkg_tensor *t) {
+    if (k > 0) {
+        const struct vkg_tensor *prev = nodes[k - 1];
+        struct vkg_buffer *bt, *bp;
+        size_t ot, op;
+        if (t == prev || (vkg_same_shape(t, prev) && vkg_is_contiguous(t) &&
+                          vkg_vk_tensor_storage(enc->be, t, &bt, &ot) &&
+                          vkg_vk_tensor_storage(enc->be, prev, &bp, &op) && bt == bp && ot == op))
+            return MODE_CARRIED;
+    }
+    if (vkg_nelements(t) == 1) return MODE_ONE;
+    if (vkg_same_shape(t, nodes[k]) && vkg_is_contiguous(t)) return MODE_CONTIG;
+    return -1;
+}
+
+struct chain_range {
+    const struct vkg_buffer *buf;
+    size_t lo, hi;
+};
+
+static bool chain_range_of(const struct vkg_vk_encoder *enc, const struct vkg_tensor *t,
+                           struct chain_range *r) {
+    struct vkg_buffer *buf;
+    size_t off;
+    if (!vkg_vk_tensor_storage(enc->be, t, &buf, &off)) return false;
+    *r = (struct chain_range){buf, off, off + vkg_vk_tensor_span(t)};
+    return true;
+}
+
+static bool chain_overlap(const struct chain_range *a, const struct chain_range *set, int n) {
+    for (int i = 0; i < n; i++)
+        if (a->buf == set[i].buf && a->lo < set[i].hi && set[i].lo < a->hi) return true;
+    return false;
+}
+
+int vkg_vk_glue_chain(struct vkg_vk_encoder *enc, struct vkg_tensor *const *nodes, int n) {
+    if (knob("VKG_TUNE_FUSE", 1) == 0) return 1;
+    /* Outputs and memory operands of the nodes taken so far: no operand may
+     * overlap an output of the run (a thread would read what another one
+     * writes), nor two outputs each other. */
+    struct chain_range outs[CHAIN_MAX], ins[2 * CHAIN_MAX];
+    int len = 0, n_in = 0;
+    for (; len < n && len < CHAIN_MAX; len++) {
+        const struct vkg_tensor *node = nodes[len];
+        int code = chain_code(node->op);
+        if (code < 0 || !vkg_is_contiguous(node) || !vkg_same_shape(node, nodes[0])) break;
+        int n_ops = chain_binary(code) ? 2 : 1, carried = 0, k_in = n_in;
+        bool ok = chain_range_of(enc, node, &outs[len]) && !chain_overlap(&outs[len], outs, len) &&
+                  !chain_overlap(&outs[len], ins, n_in);
+        for (int o = 0; ok && o < n_ops; o++) {
+            int mode = chain_mode(enc, nodes, len, node->src[o]);
+            if (mode == MODE_CARRIED) {
+                carried++;
+                continue;
+            }
+            ok = mode > 0 && chain_range_of(enc, node->src[o], &ins[k_in]) &&
+                 !chain_overlap(&ins[k_in], outs, len + 1);
+            k_in++;
+        }
+        if (!ok || (len > 0 && carried == 0)) break;
+        n_in = k_in;
+    }
+    /* A VIEW_BACK of the last output may close the run (chain.comp TAIL). */
+    struct chain_range root;
+    if (len >= 1 && len < n && nodes[len]->op == VKG_OP_VIEW_BACK &&
+        knob("VKG_TUNE_FUSE", 1) != 2 && vkg_is_contiguous(nodes[len]) &&
+        chain_mode(enc, nodes, len, nodes[len]->src[0]) == MODE_CARRIED &&
+        chain_range_of(enc, nodes[len], &root) && !chain_overlap(&root, outs, len) &&
+        !chain_overlap(&root, ins, n_in))
+        len++;
+    /* So may a SUM of it (chain.comp TAIL 2: partials, a barrier, their sum;
+     * VKG_TUNE_FUSE_SUM=0: not). */
+    else if (len >= 1 && len < n && nodes[len]->op == VKG_OP_SUM &&
+             knob("VKG_TUNE_FUSE_SUM", 1) != 0 &&
+             vkg_nelements(nodes[0]) <= (int64_t)WG * SUM_ONE_PASS_MAX &&
+             chain_mode(enc, nodes, len, nodes[len]->src[0]) == MODE_CARRIED &&
+             chain_range_of(enc, nodes[len], &root) && !chain_overlap(&root, outs, len) &&
+             !chain_overlap(&root, ins, n_in))
+        len++;
+    return len < 2 ? 1 : len;
+}
+
+enum vkg_status vkg_vk_glue_encode_chain(struct vkg_vk_encoder *enc,
+                                         struct vkg_tensor *const *nodes, int n) {
+    if (n < 1) return vkg_error(NULL, VKG_STATUS_BACKEND_ERROR, "glue chain of %d nodes", n);
+    uint32_t spec[CHAIN_MAX + 1] = {CHAIN_NONE, CHAIN_NONE, CHAIN_NONE, CHAIN_NONE, 0};
+    const struct vkg_tensor *t[10];
+    struct chain_push p;
+    memset(&p, 0, sizeof p);
+    p.n = (uint32_t)vkg_nelements(nodes[0]);
+    for (int k = 0; k < 10; k++)
+        t[k] = nodes[0]; /* bound, never read or written */
+    uint32_t n_threads = p.n;
+    const struct vkg_tensor *sum = NULL, *partials = NULL;
+    if (n >= 2 && nodes[n - 1]->op == VKG_OP_SUM) {
+        sum = nodes[--n];
+        partials = vkg_vk_scratch(enc, (size_t)(p.n + WG - 1) / WG * sizeof(float));
+        if (!partials) return VKG_STATUS_OUT_OF_MEMORY;
+        spec[CHAIN_MAX] = 2;
+        t[9] = partials;
+        p.ot_off = vkg_vk_elem_offset(enc, partials);
+    } else if (n >= 2 && nodes[n - 1]->op == VKG_OP_VIEW_BACK) {
+        const struct vkg_tensor *vb = nodes[--n];
+        spec[CHAIN_MAX] = 1;
+        t[9] = vb;
+        p.ot_off = vkg_vk_elem_offset(enc, vb);
+        p.root_n = n_threads = (uint32_t)vkg_nelements(vb);
+        p.view_off = (uint32_t)vb->op_params[8] / 4;
+        uint32_t c[4] = {1, 0, 0, 0}; /* contiguous strides of the chain's shape */
+        for (int d = 1; d < 4; d++)
+            c[d] = c[d - 1] * (uint32_t)vb->op_params[d - 1];
+        int order[4], n_dims = view_dims_sorted(vb, order);
+        for (int k = 0; k < 4; k++) {
+            p.vs_ne[k] = 1;
+            if (k >= n_dims) continue;
+            p.vs_ne[k] = (uint32_t)vb->op_params[order[k]];
+            p.vs_nb[k] = (uint32_t)vb->op_params[4 + order[k]] / 4;
+            p.vs_c[k] = c[order[k]];
+        }
+    }
+    if (n > CHAIN_MAX)
+        return vkg_error(NULL, VKG_STATUS_BACKEND_ERROR, "glue chain of %d nodes", n);
+    for (int k = 0; k < n; k++) {
+        const struct vkg_tensor *node = nodes[k];
+        int code = chain_code(node->op);
+        bool bin = chain_binary(code);
+        int ma = chain_mode(enc, nodes, k, node->src[0]);
+        int mb = bin ? chain_mode(enc, nodes, k, node->src[1]) : MODE_CARRIED;
+        if (code < 0 || ma < 0 || mb < 0 || (k == 0 && (ma == 0 || (bin && mb == 0))))
+            return vkg_error(NULL, VKG_STATUS_BACKEND_ERROR, "glue chain: node %d cannot join", k);
+        spec[k] = (uint32_t)code | (uint32_t)ma << 4 | (uint32_t)mb << 6;
+        if (k == 0) {
+            t[0] = node->src[0];
+            p.a0_off = vkg_vk_elem_offset(enc, node->src[0]);
+            if (bin) {
+                t[1] = node->src[1];
+                p.b0_off = vkg_vk_elem_offset(enc, node->src[1]);
+            }
+        } else if (ma != MODE_CARRIED || mb != MODE_CARRIED) {
+            const struct vkg_tensor *m = ma != MODE_CARRIED ? node->src[0] : node->src[1];
+            t[1 + k] = m;
+            p.m_off[k - 1] = vkg_vk_elem_offset(enc, m);
+        }
+        t[5 + k] = node;
+        p.o_off[k] = vkg_vk_elem_offset(enc, node);
+        if (code == EW_SCALE) memcpy(&p.value[k], &node->op_params[0], sizeof(float));
+    }
+    uint32_t gx, gy;
+    vkg_vk_grid(enc, (n_threads + WG - 1) / WG, &gx, &gy);
+    enum vkg_status st = vkg_vk_dispatch(enc, &k_chain, spec, CHAIN_MAX + 1, t, 10, &p, gx, gy, 1);
+    if (st != VKG_STATUS_OK || !sum) return st;
+    /* The partials, in order, into the SUM: one workgroup. */
+    vkg_vk_barrier(enc);
+    uint32_t n_part = (p.n + WG - 1) / WG;
+    struct reduce_push q = {.d_ne = {1, 1, 1, 1},
+                            .r_ne = {n_part, 1, 1, 1},
+                            .s_nb = {1, 0, 0, 0},
+                            .n_chunks = 1,
+                            .chunk = n_part};
+    if (n_part <= REDUCE_CHUNK) return reduce_dispatch(enc, partials, sum, &q);
+    return reduce_dispatch_wg(enc, partials, sum, &q, one_pass_wg(enc, 1024), true);
 }
 
 /* True when the view (ne, byte nb) may write one element twice: strides

@@ -215,6 +215,13 @@ struct vkg_vk_op_family {
 
 /* ops_glue.c: CONT ADD SUB MUL SCALE NEG SQR SUM SUM_ROWS REPEAT REPEAT_BACK VIEW_BACK */
 extern const struct vkg_vk_op_family vkg_vk_family_glue;
+/* ops_glue.c: how many of nodes[0..n) (1 when none) form a run of
+ * elementwise glue nodes that one dispatch computes, and recording that run
+ * (the backend asks before each node). A run closed by a SUM records the
+ * run, a barrier, and one dispatch that writes only the SUM. */
+int vkg_vk_glue_chain(struct vkg_vk_encoder *enc, struct vkg_tensor *const *nodes, int n);
+enum vkg_status vkg_vk_glue_encode_chain(struct vkg_vk_encoder *enc,
+                                         struct vkg_tensor *const *nodes, int n);
 /* ops/ (all four are defined as soon as vulkan/ops/meson.build exists): */
 extern const struct vkg_vk_op_family vkg_vk_family_matmul;        /* MUL_MAT, OUT_PROD */
 extern const struct vkg_vk_op_family vkg_vk_family_cross_entropy; /* CROSS_ENTROPY_LOSS, _BACK */

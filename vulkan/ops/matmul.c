@@ -20,20 +20,38 @@
  * Vulkan does not expose the SM count (an H200 has 132). A split writes
  * partial tiles to scratch and a second pass (shaders/gemm_reduce.comp) adds
  * them in split order, so results stay deterministic.
- * Single-buffer (big) kernels stage an operand with 16-byte loads where its
- * offset and strides allow (v4_ok), chosen per pipeline by specialization
- * constants (GEMM_V4, GEMM_KMAP; see ops_gemm.glsl); elsewhere, and for the
- * pipelined mid / small kernels, the scalar staging runs.
+ * The big kernels (and, with v4small=1, the others) stage an operand with
+ * 16-byte loads where its offset and strides allow (v4_ok), chosen per
+ * pipeline by specialization constants (GEMM_V4, GEMM_KMAP; see
+ * ops_gemm.glsl); elsewhere the scalar staging runs.
+ * Transposed operands (tr): staging a k-contiguous operand transposes it on
+ * its way into shared memory, which costs the big kernel ~8% (an H200,
+ * 4096^3: 3.47 ms with src1 transposed vs 3.18 ms without). Where the plan
+ * for the row-contiguous form is a big kernel, such operands are first
+ * copied transposed into scratch [batch][K][rows] by gemm_transpose.comp
+ * (16-byte accesses on both sides, ~0.03 ms for 64 MB at 4096^2) and the
+ * GEMM runs on the copies: transposed-src1 OUT_PROD 4096^3 3.47 -> 3.21-3.23
+ * ms (42.8 TFLOP/s), 4096x512x4096 0.498 -> 0.462-0.467, 2048x512x2048
+ * 0.149 -> 0.144; MUL_MAT (both operands k-contiguous) 2048x2048x512
+ * 140 -> 126 us. The copy
+ * moves values, so the sums and their order are unchanged (bitwise equal).
+ * Smaller plans keep staging in place: tr=2 (copy for every plan) made the
+ * small shapes slower (512x64x256 0.014 -> 0.017 ms, 1024x256x1024 0.034 ->
+ * 0.037) and the demo's MUL_MAT 15.4 -> 18.7 us.
  * Tuning knob (never needed for correctness): VKG_TUNE_GEMM="big=N,bigt=N,
  * mid=0|1,small=0|1,split=0|1,tiles=N,fill=N,kbig=N,kmid=N,ksmall=N,v4=0..3,
- * v4row=0|1,swap=0|1", any subset, overrides the defaults in
- * gemm_tune_get(); big indexes k_big[] and bigt is the big kernel used when
- * an operand is k-contiguous; v4 is the GEMM_KMAP of k-contiguous operands
- * (0: scalar staging), v4row turns 16-byte staging on for row-contiguous
- * ones; swap computes D^T (A and B exchanged) when only B is k-contiguous,
- * putting it on the wide side of the tile. Defaults v4=2, v4row=1, swap=0:
- * on an H200 4096^3 OUT_PROD 3.29 ms (scalar staging 3.40), transposed src1
- * 3.46 ms (scalar 3.64); v4=1 3.52, swap 3.79-3.92 (one visit each).
+ * v4row=0|1,v4small=0|1,swap=0|1,tr=0..2,trmin=N", any subset, overrides the
+ * defaults in gemm_tune_get(); big indexes k_big[] and bigt is the big
+ * kernel used when an operand is k-contiguous (and not copied); v4 is the
+ * GEMM_KMAP of k-contiguous operands (0: scalar staging), v4row turns 16-byte
+ * staging on for row-contiguous ones, v4small in the mid and small kernels
+ * too; swap computes D^T (A and B exchanged) when only B is k-contiguous,
+ * putting it on the wide side of the tile; tr: 0 never copy, 1 for big
+ * plans, 2 for every plan, and only when M * N * K >= trmin * 2^24.
+ * Defaults v4=2, v4row=1, v4small=0, swap=0, tr=1, trmin=0. Round 2 (before
+ * tr): 4096^3 OUT_PROD 3.29 ms (scalar staging 3.40), transposed src1 3.46
+ * ms (scalar 3.64); v4=1 3.52, swap 3.79-3.92 (one visit each). v4small=1:
+ * equal or slower (1024x256x1024 transposed 0.034 -> 0.038 ms).
  * Limits: the 128x128 kernel needs 16.5 KiB of shared memory and 256
  * invocations per workgroup; the other shapes are used only where they fit.
  * Grids past maxComputeWorkGroupCount are walked by grid-stride loops.
@@ -45,9 +63,11 @@
 #include "vk_impl.h"
 
 #include "vkg_vk_spv_gemm_256x128.spv.h"
+#include "vkg_vk_spv_gemm_256x128pw.spv.h"
 #include "vkg_vk_spv_gemm_m64.spv.h"
 #include "vkg_vk_spv_gemm_reduce.spv.h"
 #include "vkg_vk_spv_gemm_s32.spv.h"
+#include "vkg_vk_spv_gemm_transpose.spv.h"
 #include "vkg_vk_spv_mul_mat.spv.h"
 #include "vkg_vk_spv_out_prod.spv.h"
 
@@ -70,20 +90,32 @@ struct vkg_gemm_reduce_push {
 };
 _Static_assert(sizeof(struct vkg_gemm_reduce_push) == 48, "gemm_reduce.comp push block");
 
+/* Mirrors the push block of shaders/gemm_transpose.comp. */
+struct vkg_gemm_transpose_push {
+    uint32_t R, K, n_b2, n_batch;
+    uint32_t off_x, s_row, s_2, s_3;
+    uint32_t off_t, pad0, pad1, pad2;
+};
+_Static_assert(sizeof(struct vkg_gemm_transpose_push) == 48, "gemm_transpose.comp push block");
+
 #define GEMM_KERNEL(array) VKG_VK_KERNEL(array, 3, struct vkg_gemm_push)
 static const struct vkg_vk_kernel k_mul_mat = GEMM_KERNEL(vkg_vk_spv_mul_mat);
 static const struct vkg_vk_kernel k_out_prod = GEMM_KERNEL(vkg_vk_spv_out_prod);
 static const struct vkg_vk_kernel k_256x128 = GEMM_KERNEL(vkg_vk_spv_gemm_256x128);
+static const struct vkg_vk_kernel k_256x128pw = GEMM_KERNEL(vkg_vk_spv_gemm_256x128pw);
 static const struct vkg_vk_kernel k_m64 = GEMM_KERNEL(vkg_vk_spv_gemm_m64);
 static const struct vkg_vk_kernel k_s32 = GEMM_KERNEL(vkg_vk_spv_gemm_s32);
 static const struct vkg_vk_kernel k_reduce =
     VKG_VK_KERNEL(vkg_vk_spv_gemm_reduce, 2, struct vkg_gemm_reduce_push);
+static const struct vkg_vk_kernel k_transpose =
+    VKG_VK_KERNEL(vkg_vk_spv_gemm_transpose, 2, struct vkg_gemm_transpose_push);
 
 /* One compiled tile shape (its GEMM_* defines in ops/meson.build). */
 struct gemm_shape {
     const struct vkg_vk_kernel *k; /* NULL: the baseline (mul_mat.comp / out_prod.comp) */
     uint32_t bm, bn, bk, wg;
     uint32_t stages, pad; /* staging buffers, vec4s of padding per staged k-row */
+    bool v4;              /* takes the 16-byte staging constants (GEMM_V4, GEMM_KMAP) */
 };
 
 static uint32_t shape_shared(const struct gemm_shape *g) {
@@ -95,15 +127,25 @@ static uint32_t shape_shared(const struct gemm_shape *g) {
  * BK 32, 48 KiB) is the default where it fits: on an H200 4096^3 OUT_PROD
  * 3.39 ms vs 3.65 ms, transposed src1 3.63 vs 3.91 ms. 512 invocations make
  * the compiler keep each invocation within 128 registers, so the SM holds 16
- * warps; double buffering and register prefetch (tried, in 128x128 and
- * 256x128 tiles) pushed past that and measured 5-65% slower. */
+ * warps. 2 (knob only): 256x128, BK 16, two staging buffers filled by
+ * 16-byte register prefetch (one barrier per step) and GEMM_WARP2D; 4096^3
+ * OUT_PROD 3.157-3.161 ms vs 3.166-3.185 for 1 (three pairs, two visits)
+ * but 4096x4096x512 0.473 vs 0.468, so not the default. Measured no faster
+ * than 1 on the H200 and removed: 1 + GEMM_WARP2D alone (3.197 ms), 2
+ * without WARP2D (3.218), 128x128 double-buffered + WARP2D with two
+ * workgroups per SM (3.349), 1 with the next k's shared reads issued before
+ * this k's FMAs, with and without WARP2D (3.167-3.171). The kernel is bound
+ * by neither global latency nor shared-memory passes; earlier rounds:
+ * scalar double buffering (5-65% slower), 128 accumulators per invocation
+ * (17-20% slower). */
 static const struct gemm_shape k_big[] = {
-    {NULL, 128, 128, 16, 256, 1, 1},
-    {&k_256x128, 256, 128, 32, 512, 1, 0},
+    {NULL, 128, 128, 16, 256, 1, 1, true},         /* 0: fits every device */
+    {&k_256x128, 256, 128, 32, 512, 1, 0, true},   /* 1 */
+    {&k_256x128pw, 256, 128, 16, 512, 2, 0, true}, /* 2: double-buffered + GEMM_WARP2D */
 };
 enum { N_BIG = sizeof k_big / sizeof k_big[0] };
-static const struct gemm_shape k_mid = {&k_m64, 64, 64, 16, 256, 2, 1};
-static const struct gemm_shape k_small = {&k_s32, 32, 32, 16, 64, 2, 1};
+static const struct gemm_shape k_mid = {&k_m64, 64, 64, 16, 256, 2, 1, false};
+static const struct gemm_shape k_small = {&k_s32, 32, 32, 16, 64, 2, 1, false};
 
 enum { REDUCE_WG = 256 };
 
@@ -111,7 +153,10 @@ struct gemm_tune {
     int big, big_t; /* big kernel; big_t: the one when an operand is k-contiguous */
     int mid, small, split;
     int v4, v4row; /* 16-byte staging of k-contiguous operands (GEMM_KMAP, 0 off); of the others */
+    int v4small;   /* ... in the mid and small kernels too */
     int swap;      /* only B k-contiguous: compute D^T so that it is the wide (A) side */
+    int tr;        /* k-contiguous operands copied transposed first: 0 never, 1 big kernel, 2 any */
+    uint32_t trmin; /* ... when M * N * K >= trmin * 2^24 */
     uint32_t tiles, fill, kbig, kmid, ksmall;
 };
 
@@ -124,7 +169,10 @@ static struct gemm_tune gemm_tune_get(void) {
                           .split = 1,
                           .v4 = 2,
                           .v4row = 1,
+                          .v4small = 0,
                           .swap = 0,
+                          .tr = 1,
+                          .trmin = 0,
                           .tiles = 256,
                           .fill = 128,
                           .kbig = 512,
@@ -155,8 +203,14 @@ static struct gemm_tune gemm_tune_get(void) {
             t.v4 = (int)v;
         else if (!strcmp(tok, "v4row"))
             t.v4row = v != 0;
+        else if (!strcmp(tok, "v4small"))
+            t.v4small = v != 0;
         else if (!strcmp(tok, "swap"))
             t.swap = v != 0;
+        else if (!strcmp(tok, "tr") && v >= 0 && v <= 2)
+            t.tr = (int)v;
+        else if (!strcmp(tok, "trmin") && v >= 0 && v < (1L << 30))
+            t.trmin = (uint32_t)v;
         else if (!strcmp(tok, "tiles") && count)
             t.tiles = (uint32_t)v;
         else if (!strcmp(tok, "fill") && count)
@@ -264,6 +318,63 @@ static bool v4_ok(const struct gemm_tune *t, uint32_t off, uint32_t s_row, uint3
     return false;
 }
 
+static bool is_big(const struct gemm_shape *g) {
+    return g >= k_big && g < k_big + N_BIG;
+}
+
+/* One GEMM operand as the push block addresses it: element (r, k) of batch
+ * (i2, i3) at *off + r * *s_r + k * *s_k + i2 * *s_2 + i3 * *s_3; n2 x n3
+ * batches of its own (A's are fewer when it broadcasts). */
+struct gemm_operand {
+    const struct vkg_tensor **t;
+    uint32_t *off, *s_r, *s_k, *s_2, *s_3;
+    uint32_t rows, n2, n3;
+};
+
+/* Whether gemm_transpose.comp can copy the operand: k-contiguous, with every
+ * 16-byte chunk along k aligned and wholly inside or outside, rows a
+ * multiple of 4 (so the copy is staged with 16-byte loads too) and the copy
+ * within one binding. */
+static bool transpose_ok(const struct vkg_vk_device *dev, const struct gemm_operand *o,
+                         uint32_t K) {
+    const uint64_t bytes = (uint64_t)o->rows * K * o->n2 * o->n3 * sizeof(float);
+    return o->rows > 0 && K > 0 && *o->s_k == 1 && *o->s_r != 1 && *o->off % 4 == 0 &&
+           *o->s_r % 4 == 0 && *o->s_2 % 4 == 0 && *o->s_3 % 4 == 0 && o->rows % 4 == 0 &&
+           K % 4 == 0 && bytes <= dev->props.limits.maxStorageBufferRange && bytes < (1ull << 32);
+}
+
+/* Records the copy of a k-contiguous operand into scratch [batch][K][rows]
+ * and points the operand at it (row-contiguous). Values are moved, not
+ * computed: the GEMM's sums are unchanged. The caller puts the barrier. */
+static enum vkg_status transpose_operand(struct vkg_vk_encoder *enc, const struct gemm_operand *o,
+                                         uint32_t K) {
+    const struct vkg_vk_device *dev = vkg_vk_encoder_device(enc);
+    const uint64_t n_batch = (uint64_t)o->n2 * o->n3;
+    const struct vkg_tensor *s =
+        vkg_vk_scratch(enc, o->rows * (uint64_t)K * n_batch * sizeof(float));
+    if (!s) return VKG_STATUS_OUT_OF_MEMORY;
+    const struct vkg_gemm_transpose_push q = {.R = o->rows,
+                                              .K = K,
+                                              .n_b2 = o->n2,
+                                              .n_batch = (uint32_t)n_batch,
+                                              .off_x = *o->off,
+                                              .s_row = *o->s_r,
+                                              .s_2 = *o->s_2,
+                                              .s_3 = *o->s_3,
+                                              .off_t = vkg_vk_elem_offset(enc, s)};
+    const uint32_t *lim = dev->props.limits.maxComputeWorkGroupCount;
+    const struct vkg_tensor *t[2] = {*o->t, s};
+    enum vkg_status st = vkg_vk_dispatch(
+        enc, &k_transpose, NULL, 0, t, 2, &q, clamp_groups((o->rows + 127) / 128, lim[0]),
+        clamp_groups((K + 31) / 32, lim[1]), clamp_groups(n_batch, lim[2]));
+    if (st != VKG_STATUS_OK) return st;
+    *o->t = s;
+    *o->off = q.off_t;
+    *o->s_r = 1, *o->s_k = o->rows;
+    *o->s_2 = o->rows * K, *o->s_3 = o->rows * K * o->n2;
+    return VKG_STATUS_OK;
+}
+
 static enum vkg_status matmul_encode(struct vkg_vk_encoder *enc, const struct vkg_tensor *node) {
     const struct vkg_tensor *a = node->src[0], *b = node->src[1];
     const struct vkg_tensor *t[3] = {a, b, node};
@@ -306,12 +417,34 @@ static enum vkg_status matmul_encode(struct vkg_vk_encoder *enc, const struct vk
         const struct vkg_tensor *tt = t[0];
         t[0] = t[1], t[1] = tt;
     }
+    /* k-contiguous operands copied transposed first (tr, see the design
+     * comment), where the plan for the row-contiguous copies is a kernel the
+     * knob allows and the product is big enough. */
+    const struct gemm_operand op_a = {&t[0],   &p.off_a, &p.sa_i,       &p.sa_k,      &p.sa_2,
+                                      &p.sa_3, p.M,      p.n_b2 / p.r2, p.n_b3 / p.r3};
+    const struct gemm_operand op_b = {&t[1],   &p.off_b, &p.sb_j, &p.sb_k, &p.sb_2,
+                                      &p.sb_3, p.N,      p.n_b2,  p.n_b3};
+    const bool tr_a = tune.tr && transpose_ok(dev, &op_a, p.K);
+    const bool tr_b = tune.tr && transpose_ok(dev, &op_b, p.K);
+    if ((tr_a || tr_b) && (uint64_t)p.M * p.N * p.K >= ((uint64_t)tune.trmin << 24)) {
+        struct vkg_gemm_push q = p;
+        uint32_t q_split, q_chunk;
+        if (tr_a) q.sa_i = 1, q.sa_k = p.M;
+        if (tr_b) q.sb_j = 1, q.sb_k = p.N;
+        if (tune.tr == 2 || is_big(gemm_plan(dev, &q, &q_split, &q_chunk))) {
+            enum vkg_status st = VKG_STATUS_OK;
+            if (tr_a) st = transpose_operand(enc, &op_a, p.K);
+            if (st == VKG_STATUS_OK && tr_b) st = transpose_operand(enc, &op_b, p.K);
+            if (st != VKG_STATUS_OK) return st;
+            vkg_vk_barrier(enc);
+        }
+    }
     const struct gemm_shape *g = gemm_plan(dev, &p, &p.n_split, &p.k_chunk);
     const struct vkg_vk_kernel *k = g->k ? g->k : is_mm ? &k_mul_mat : &k_out_prod;
-    /* Specialization constants GEMM_V4, GEMM_KMAP of ops_gemm.glsl (single
-     * staging buffer kernels only). */
+    /* Specialization constants GEMM_V4, GEMM_KMAP of ops_gemm.glsl (the
+     * kernels that take them). */
     uint32_t spec[2] = {0, tune.v4 > 0 ? (uint32_t)tune.v4 : 1};
-    if (g->stages == 1) {
+    if (g->v4 || tune.v4small) {
         if (v4_ok(&tune, p.off_a, p.sa_i, p.sa_k, p.sa_2, p.sa_3, p.M, p.K)) spec[0] |= 1;
         if (v4_ok(&tune, p.off_b, p.sb_j, p.sb_k, p.sb_2, p.sb_3, p.N, p.K)) spec[0] |= 2;
     }

@@ -1,42 +1,56 @@
 /* ops/ssm_conv.c — SSM_CONV and SSM_CONV_BACK (SPEC §3).
  *
  * Forward: one invocation per output element (shaders/ssm_conv.comp).
- * Backward, d_conv <= 8 (the common case): shaders/ssm_conv_walk.comp. A
- * workgroup owns 16 channels x one chunk of about 512 positions of one
- * sequence and walks it 128 positions per step, d_c in registers; one
- * dispatch when the whole walk is one chunk, else a second (CONV_REDUCE of
- * ssm_conv_back.comp) adds the chunk partials in a fixed order. The default
- * (16x128u) unrolls the d_c epilogue so that d_c is never indexed by a
- * runtime value (which can move it out of registers). H200, 4352 channels x
- * 4096 tokens: 0.094 ms (0.101 without the unrolled epilogue, 0.212 for the
- * tiled kernel below); 4352 x 1024: 0.037 (0.041). With every global access
- * skipped it still takes about 0.1 ms, so it is bound by its own execution,
- * not by memory. Measured slower there: one barrier per step over a ring 4
- * steps wide (0.135: twice the shared memory), two steps of loads in flight
- * (0.148), 128 invocations (0.122), 32x128 (0.124), 16x256 (0.145).
- * 16x64d (0.090) and chunks of 768-1024 (0.092) were slightly faster at
- * that one shape but were not measured at the others.
- * Backward, larger d_conv: shaders/ssm_conv_back.comp, two dispatches. The
- * first tiles (32 channels x 64 positions x one sequence) per workgroup: d_sx
- * is written directly, d_c gets one partial per tile in scratch; the second
- * adds the partials of every tile and sequence in a fixed order. No atomics:
- * both paths are deterministic.
+ * Backward, three kernels, each deterministic (fixed-order sums, no atomics):
+ * - shaders/ssm_conv_vec.comp, d_conv <= 4 where the layout allows 16-byte
+ *   accesses (g channel-fast with rows on 16-byte boundaries, sx time-fast
+ *   with each row at the same residue mod 4 as its d_sx row; vec_fits) and
+ *   the node has at least VEC_MIN_ELEMS positions x channels. Default v16x2:
+ *   16 channels x chunks of 256-position steps, 512 invocations, one warp
+ *   per channel row; g staged with vec4 loads and transposed into shared
+ *   memory (conflict-free pitch), sx read and d_sx written as vec4s from
+ *   registers (each row cut at its own 16-byte boundaries), d_c in registers
+ *   for the chunk; chunks sized for about VEC_WGS workgroups. One dispatch
+ *   when a chunk covers the sequence, else a second (CONV_REDUCE of
+ *   ssm_conv_back.comp) adds the chunk partials in a fixed order.
+ *   H200, 4352 channels x 4096 tokens: 0.077 ms (the walk below: 0.092;
+ *   copy speed for its 214 MB would be 0.051). Measured there and slower:
+ *   32 channels x 128 positions with 256 invocations (0.084-0.085), with two
+ *   shared buffers and one barrier per step (0.116-0.152: less occupancy),
+ *   with 512 invocations (0.078-0.079); 64 channels (0.120); 8 channels x
+ *   512 positions (0.086-0.089); 32 x 256 (0.092); 8 or 4 channels per
+ *   workgroup with one chunk per sequence (0.086-0.093); grid with chunks
+ *   fastest (equal). v16w (16 x 128, 256 invocations) is as fast (0.077)
+ *   and is the fallback where v16x2 does not fit. Slower than the walk at
+ *   the smaller shapes (4352 x 1024: 0.038 vs 0.028; 1024 x 1024: 0.016 vs
+ *   0.014; 1024 x 64: 0.008 vs 0.007), hence VEC_MIN_ELEMS.
+ * - shaders/ssm_conv_walk.comp, d_conv <= 8 otherwise: 16 channels x one
+ *   chunk of about 512 positions, walked per step with scalar accesses, g
+ *   through a ring in shared memory, d_c in registers; partials as above.
+ *   d_conv 4: 16x64d (64 positions per step, compiled for d_conv 4); H200
+ *   0.007 / 0.014 / 0.028 / 0.086 ms at 1024x64, 1024x1024, 4352x1024,
+ *   4352x4096. Other d_conv: 16x128u (0.007 / 0.014 / 0.036 / 0.092 at
+ *   d_conv 4), whose d_c epilogue is unrolled so that d_c is never indexed
+ *   by a runtime value. Slower (variants removed): 16x32d (0.095 at
+ *   4352x4096), 8x64d (0.085 there), and from round 2 a 4-step ring with one
+ *   barrier per step, two steps of loads in flight, 128 invocations, 32x128,
+ *   16x256, 8x256.
+ * - shaders/ssm_conv_back.comp (CONV_MAIN), any other d_conv: tiles of 32
+ *   channels x 64 positions x one sequence, d_sx written directly, one d_c
+ *   partial per tile, then CONV_REDUCE.
  * Limit: the tiled kernel stages 2*32*(63+d_conv) + 32*d_conv floats in
  * shared memory, so d_conv <= (maxComputeSharedMemorySize/4 - 4032) / 96
- * (43 at 32 KiB, 85 at 48 KiB); larger d_conv is refused naming it. A walk
- * kernel needs CB*(RING*TS+1+8) floats (about 17 KiB), and is used only where
- * that fits; the limit stays the tiled kernel's.
- * Tuning knob: VKG_TUNE_CONV="old" forces the tiled kernel; otherwise
- * "TILE[:CHUNK[:ORDER]]" picks the walk's variant (see walks[]:
- * channels x positions per step; suffix d: compiled for d_conv 4, u: unrolled
- * epilogue (d implies it), o: ring 4 steps wide with one barrier per step, p:
- * two steps of loads in flight, h/w: 128/512 invocations), the positions per
- * chunk (64..4096, default 512), the grid order (0: channel blocks fastest,
- * 1: chunks fastest). (While tuning, a fourth field set the push block's
- * diag bits to skip parts of the work — 1 g loads, 2 sx loads, 4 d_sx
- * stores, 8 the reduce pass — to see where the time goes; as results are
- * then wrong it is no longer read, and diag is always 0.) A variant that does not fit
- * the device or d_conv falls back to the default, then to the tiled kernel.
+ * (43 at 32 KiB, 85 at 48 KiB); larger d_conv is refused naming it. The
+ * other kernels are used only where they fit; the limit stays the tiled
+ * kernel's.
+ * Tuning knob VKG_TUNE_CONV (forces a kernel for every size): "old" the
+ * tiled kernel; "vNAME[:STEPS[:ORDER]]" a 16-byte variant (vecs[]), its
+ * steps per chunk (1..64; default: about VEC_WGS workgroups) and grid order
+ * (0: channel blocks fastest, 1: chunks fastest); "TILE[:CHUNK[:ORDER]]" a
+ * walk (walks[]), its positions per chunk (64..4096, default 512) and grid
+ * order. A variant that does not fit the device or the node falls back to
+ * the smaller 16-byte variant, then to the generic walk, then to the tiled
+ * kernel.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,26 +61,10 @@
 #include "vkg_vk_spv_ssm_conv.spv.h"
 #include "vkg_vk_spv_ssm_conv_back_main.spv.h"
 #include "vkg_vk_spv_ssm_conv_back_reduce.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_16x128.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_16x128d.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_16x128hd.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_16x128o.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_16x128od.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_16x128odp.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_16x128ou.spv.h"
 #include "vkg_vk_spv_ssm_conv_walk_16x128u.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_16x256d.spv.h"
 #include "vkg_vk_spv_ssm_conv_walk_16x64d.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_16x64od.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_16x64odp.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_32x128d.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_32x32.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_32x32od.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_32x64.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_64x32w.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_8x256.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_8x256d.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_8x256od.spv.h"
+#include "vkg_vk_spv_ssm_conv_vec_16w.spv.h"
+#include "vkg_vk_spv_ssm_conv_vec_16x2.spv.h"
 
 /* Mirrors the push block of shaders/common/ops_ssm_conv.glsl. */
 struct vkg_conv_push {
@@ -75,7 +73,7 @@ struct vkg_conv_push {
     uint32_t c1, g0, g1, g2;
     uint32_t off_sx, off_c, off_g, off_d;
     uint32_t off_p, n_tiles, n_cb, clen;
-    uint32_t order, diag, pad1, pad2;
+    uint32_t order, pad0, pad1, pad2;
 };
 _Static_assert(sizeof(struct vkg_conv_push) == 96, "ops_ssm_conv.glsl push block");
 
@@ -88,77 +86,67 @@ static const struct vkg_vk_kernel k_back_reduce =
 
 enum { CONV_WG = 256, CONV_CB = 32, CONV_TC = 64 }; /* as in ssm_conv_back.comp */
 
-/* The walk kernels: channels and positions per step, as compiled; ring:
- * ring width in steps (2, or 4 for one barrier per step); dc: the d_conv a
- * kernel is compiled for (0: any up to WALK_DC_MAX, a spec constant). */
+/* The walk kernels: channels and positions per step, as compiled; dc: the
+ * d_conv a kernel is compiled for (0: any up to WALK_DC_MAX, a spec
+ * constant). Their ring of g is 2 steps wide. */
 struct conv_walk {
     const char *name;
     const struct vkg_vk_kernel *k;
-    uint32_t cb, ts, wg, ring, dc;
+    uint32_t cb, ts, wg, dc;
 };
-static const struct vkg_vk_kernel k_walk_32x32 =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_conv_walk_32x32, 5, struct vkg_conv_push);
-static const struct vkg_vk_kernel k_walk_32x64 =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_conv_walk_32x64, 5, struct vkg_conv_push);
-static const struct vkg_vk_kernel k_walk_64x32w =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_conv_walk_64x32w, 5, struct vkg_conv_push);
-static const struct vkg_vk_kernel k_walk_8x256 =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_conv_walk_8x256, 5, struct vkg_conv_push);
-static const struct vkg_vk_kernel k_walk_16x128 =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_conv_walk_16x128, 5, struct vkg_conv_push);
 #define WALK_K(name)                                                                               \
     static const struct vkg_vk_kernel k_walk_##name =                                              \
         VKG_VK_KERNEL(vkg_vk_spv_ssm_conv_walk_##name, 5, struct vkg_conv_push)
-WALK_K(16x128d);
-WALK_K(16x128o);
-WALK_K(16x128od);
-WALK_K(16x128hd);
-WALK_K(8x256d);
-WALK_K(32x32od);
-WALK_K(16x64d);
-WALK_K(32x128d);
-WALK_K(16x64od);
-WALK_K(16x256d);
-WALK_K(8x256od);
 WALK_K(16x128u);
-WALK_K(16x128ou);
-WALK_K(16x128odp);
-WALK_K(16x64odp);
+WALK_K(16x64d);
 #undef WALK_K
 static const struct conv_walk walks[] = {
-    {"16x128u", &k_walk_16x128u, 16, 128, 256, 2, 0}, /* default; generic fallback: first */
-    {"16x128", &k_walk_16x128, 16, 128, 256, 2, 0},   /* the round-1 default */
-    {"8x256", &k_walk_8x256, 8, 256, 256, 2, 0},
-    {"32x64", &k_walk_32x64, 32, 64, 256, 2, 0},
-    {"32x32", &k_walk_32x32, 32, 32, 256, 2, 0},
-    {"64x32w", &k_walk_64x32w, 64, 32, 512, 2, 0}, /* 512 invocations */
-    {"16x128d", &k_walk_16x128d, 16, 128, 256, 2, 4},
-    {"16x128o", &k_walk_16x128o, 16, 128, 256, 4, 0},
-    {"16x128od", &k_walk_16x128od, 16, 128, 256, 4, 4},
-    {"16x128hd", &k_walk_16x128hd, 16, 128, 128, 2, 4}, /* 128 invocations */
-    {"8x256d", &k_walk_8x256d, 8, 256, 256, 2, 4},
-    {"32x32od", &k_walk_32x32od, 32, 32, 256, 4, 4},
-    {"16x64d", &k_walk_16x64d, 16, 64, 256, 2, 4},
-    {"32x128d", &k_walk_32x128d, 32, 128, 256, 2, 4},
-    {"16x64od", &k_walk_16x64od, 16, 64, 256, 4, 4},
-    {"16x256d", &k_walk_16x256d, 16, 256, 256, 2, 4},
-    {"8x256od", &k_walk_8x256od, 8, 256, 256, 4, 4},
-    {"16x128ou", &k_walk_16x128ou, 16, 128, 256, 4, 0},
-    {"16x128odp", &k_walk_16x128odp, 16, 128, 256, 4, 4}, /* two steps of loads in flight */
-    {"16x64odp", &k_walk_16x64odp, 16, 64, 256, 4, 4},
+    {"16x128u", &k_walk_16x128u, 16, 128, 256, 0}, /* default; generic fallback: first */
+    {"16x64d", &k_walk_16x64d, 16, 64, 256, 4},
 };
+/* The 16-byte kernels (shaders/ssm_conv_vec.comp): channels per
+ * workgroup, invocations, shared-memory buffers (2: one barrier per step),
+ * vec4 groups per lane and row in a step (GPL: 128*gpl positions). */
+struct conv_vec {
+    const char *name;
+    const struct vkg_vk_kernel *k;
+    uint32_t cb, wg, db, gpl;
+};
+#define VEC_K(name)                                                                                \
+    static const struct vkg_vk_kernel k_vec_##name =                                               \
+        VKG_VK_KERNEL(vkg_vk_spv_ssm_conv_vec_##name, 5, struct vkg_conv_push)
+VEC_K(16w);
+VEC_K(16x2);
+#undef VEC_K
+static const struct conv_vec vecs[] = {
+    {"v16w", &k_vec_16w, 16, 256, 1, 1},
+    {"v16x2", &k_vec_16x2, 16, 512, 1, 2},
+};
+#define VEC_DEFAULT "v16x2" /* from VEC_MIN_ELEMS positions x channels up */
+#define VEC_SMALL "v16w"    /* fits 16 KiB of shared memory */
+enum {
+    VEC_DC_MAX = 4,     /* DCV of ssm_conv_vec.comp */
+    VEC_TT = 128,       /* positions per step and vec4 group per lane */
+    VEC_WGS = 1024,     /* workgroups the default chunking aims at */
+    VEC_MIN_ELEMS = 8000000, /* H200: faster at 4352 x 4096, slower up to 4352 x 1024 */
+    VEC_STEPS_MAX = 64
+};
+
 enum {
     WALK_DC_MAX = 8,      /* DCMAX of ssm_conv_walk.comp */
     WALK_CHUNK = 512,     /* default positions per chunk */
     WALK_CHUNK_MIN = 64,  /* no more partials than the tiled kernel's */
     WALK_CHUNK_MAX = 4096 /* keeps every invocation's loops short */
 };
-#define WALK_DEFAULT "16x128u" /* fastest measured on every H200 shape */
+#define WALK_DEFAULT "16x128u"    /* any d_conv up to WALK_DC_MAX */
+#define WALK_DEFAULT_DC4 "16x64d" /* d_conv 4: as fast or faster at every H200 shape */
 
-/* The backward's plan: the walk kernel (w != NULL) or the tiled one. */
+/* The backward's plan: the 16-byte kernel (v != NULL, steps per chunk),
+ * else the walk kernel (w != NULL), else the tiled one. */
 struct conv_plan {
+    const struct conv_vec *v;
     const struct conv_walk *w;
-    uint32_t chunk, order, diag;
+    uint32_t chunk, order, steps;
 };
 
 /* Whether walk w runs d_conv dc on this device. */
@@ -166,7 +154,7 @@ static bool walk_fits(const struct conv_walk *w, const struct vkg_vulkan_device_
                       uint32_t wg_size_x, int64_t dc) {
     return dc <= WALK_DC_MAX && dc - 1 <= (int64_t)w->ts && (!w->dc || dc == (int64_t)w->dc) &&
            info->max_workgroup_invocations >= w->wg && wg_size_x >= w->wg &&
-           (uint64_t)w->cb * (w->ring * w->ts + 1 + WALK_DC_MAX) * sizeof(float) <=
+           (uint64_t)w->cb * (2 * w->ts + 1 + WALK_DC_MAX) * sizeof(float) <=
                info->max_shared_memory;
 }
 
@@ -178,12 +166,50 @@ static const struct conv_walk *walk_named(const char *s) {
     return NULL;
 }
 
+static const struct conv_vec *vec_named(const char *s) {
+    for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++) {
+        size_t n = strlen(vecs[i].name);
+        if (!strncmp(s, vecs[i].name, n) && (s[n] == 0 || s[n] == ':')) return &vecs[i];
+    }
+    return NULL;
+}
+
+/* Whether the 16-byte kernel v runs this node: d_conv <= 4, every row of g
+ * (channel-fast) and the matching rows of sx and d_sx start on 16-byte
+ * boundaries or at equal residues (the kernel shifts each row by its own
+ * residue), the bound ranges start 16-byte aligned, and it fits. */
+static bool vec_fits(const struct conv_vec *v, const struct vkg_vk_device *dev,
+                     const struct vkg_conv_push *p) {
+    const struct vkg_vulkan_device_info *info = vkg_vk_device_info(dev);
+    const uint32_t L = p->nt + p->dc - 1;
+    const uint64_t pitch = VEC_TT * v->gpl + 16; /* PITCH */
+    const uint64_t shared = (uint64_t)v->db * (v->cb * pitch + v->cb) * sizeof(float);
+    return p->dc <= VEC_DC_MAX && dev->props.limits.minStorageBufferOffsetAlignment % 16 == 0 &&
+           p->di % 4 == 0 && p->g0 == 1 && p->g1 % 4 == 0 && p->off_g % 4 == 0 &&
+           (p->ns == 1 || p->g2 % 4 == 0) && p->sx0 == 1 && (p->off_sx - p->off_d) % 4 == 0 &&
+           (p->sx1 - L) % 4 == 0 && (p->ns == 1 || (p->sx2 - L * p->di) % 4 == 0) &&
+           info->max_workgroup_invocations >= v->wg &&
+           dev->props.limits.maxComputeWorkGroupSize[0] >= v->wg && shared <= info->max_shared_memory;
+}
+
+/* elems: positions x channels x sequences of sx (the default picks the
+ * 16-byte kernel only where it was measured faster). */
 static struct conv_plan conv_plan_of(const struct vkg_vulkan_device_info *info, uint32_t wg_size_x,
-                                     int64_t dc) {
-    struct conv_plan pl = {walk_named(WALK_DEFAULT), WALK_CHUNK, 0, 0};
+                                     int64_t dc, uint64_t elems) {
+    struct conv_plan pl = {NULL, walk_named(dc == 4 ? WALK_DEFAULT_DC4 : WALK_DEFAULT), WALK_CHUNK,
+                           0, 0};
+    if (elems >= VEC_MIN_ELEMS) pl.v = vec_named(VEC_DEFAULT);
     const char *env = getenv("VKG_TUNE_CONV");
     if (env && *env) {
-        if (!strcmp(env, "old")) return (struct conv_plan){NULL, WALK_CHUNK, 0, 0};
+        if (!strcmp(env, "old")) return (struct conv_plan){NULL, NULL, WALK_CHUNK, 0, 0};
+        pl.v = vec_named(env);
+        if (pl.v) {
+            const char *c1 = strchr(env, ':');
+            long v = c1 ? strtol(c1 + 1, NULL, 10) : 0;
+            if (v >= 1 && v <= VEC_STEPS_MAX) pl.steps = (uint32_t)v;
+            const char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+            if (c2) pl.order = strtol(c2 + 1, NULL, 10) == 1;
+        }
         const struct conv_walk *w = walk_named(env);
         if (w) pl.w = w;
         const char *c1 = strchr(env, ':');
@@ -274,10 +300,31 @@ static enum vkg_status conv_encode(struct vkg_vk_encoder *enc, const struct vkg_
     p.g0 = es(g->nb[0]), p.g1 = es(g->nb[1]), p.g2 = es(g->nb[2]);
     p.off_g = vkg_vk_elem_offset(enc, g);
     const uint32_t L = p.nt + p.dc - 1;
-    const struct conv_plan pl =
-        conv_plan_of(vkg_vk_encoder_info(enc),
-                     vkg_vk_encoder_device(enc)->props.limits.maxComputeWorkGroupSize[0], p.dc);
-    if (pl.w) {
+    const struct vkg_vk_device *dev = vkg_vk_encoder_device(enc);
+    struct conv_plan pl =
+        conv_plan_of(vkg_vk_encoder_info(enc), dev->props.limits.maxComputeWorkGroupSize[0], p.dc,
+                     (uint64_t)L * p.di * p.ns);
+    /* A variant too large for the device gives way to the smallest one. */
+    if (pl.v && !vec_fits(pl.v, dev, &p)) pl.v = vec_named(VEC_SMALL);
+    if (pl.v && !vec_fits(pl.v, dev, &p)) pl.v = NULL;
+    if (pl.v) {
+        /* Chunks of about pl.steps steps (default: as many as give about
+         * VEC_WGS workgroups; fewer steps, more partials), equal in length. */
+        const uint32_t tt = VEC_TT * pl.v->gpl;
+        const uint32_t n_steps = (L + 4 + tt - 1) / tt;
+        p.n_cb = (p.di + pl.v->cb - 1) / pl.v->cb;
+        if (!pl.steps) {
+            const uint64_t work = (uint64_t)n_steps * p.n_cb * p.ns;
+            pl.steps = work / VEC_WGS > VEC_STEPS_MAX ? VEC_STEPS_MAX : (uint32_t)(work / VEC_WGS);
+            if (!pl.steps) pl.steps = 1;
+        }
+        const uint32_t n_ch = (n_steps + pl.steps / 2) / pl.steps;
+        p.n_tiles = n_ch > 0 ? n_ch : 1;
+        p.clen = (n_steps + p.n_tiles - 1) / p.n_tiles;
+        p.n_tiles = (n_steps + p.clen - 1) / p.clen;
+        p.order = pl.order;
+        pl.w = NULL;
+    } else if (pl.w) {
         /* Chunks of about pl.chunk positions, equal in length. */
         const uint32_t n_ch = (L + pl.chunk / 2) / pl.chunk;
         p.n_tiles = n_ch > 0 ? n_ch : 1;
@@ -285,12 +332,11 @@ static enum vkg_status conv_encode(struct vkg_vk_encoder *enc, const struct vkg_
         p.n_tiles = (L + p.clen - 1) / p.clen;
         p.n_cb = (p.di + pl.w->cb - 1) / pl.w->cb;
         p.order = pl.order;
-        p.diag = pl.diag;
     } else {
         p.n_tiles = (L + CONV_TC - 1) / CONV_TC;
         p.n_cb = (p.di + CONV_CB - 1) / CONV_CB;
     }
-    const bool direct = pl.w && p.n_tiles * p.ns == 1;
+    const bool direct = (pl.v || pl.w) && p.n_tiles * p.ns == 1;
     /* A direct walk writes no partials; bind a small region all the same. */
     const size_t pbytes =
         direct ? sizeof(float) : (size_t)p.n_tiles * p.ns * p.di * p.dc * sizeof(float);
@@ -300,14 +346,17 @@ static enum vkg_status conv_encode(struct vkg_vk_encoder *enc, const struct vkg_
 
     const struct vkg_tensor *t1[5] = {sx, c, g, node, part};
     vkg_vk_grid(enc, (uint64_t)p.n_cb * p.n_tiles * p.ns, &gx, &gy);
-    if (pl.w) {
+    if (pl.v) {
+        const uint32_t spec[1] = {p.dc};
+        st = vkg_vk_dispatch(enc, pl.v->k, spec, 1, t1, 5, &p, gx, gy, 1);
+    } else if (pl.w) {
         const uint32_t spec[1] = {p.dc};
         st = vkg_vk_dispatch(enc, pl.w->k, spec, 1, t1, 5, &p, gx, gy, 1);
     } else {
         const uint32_t spec[1] = {(uint32_t)conv_back_shared_floats(p.dc)};
         st = vkg_vk_dispatch(enc, &k_back_main, spec, 1, t1, 5, &p, gx, gy, 1);
     }
-    if (st != VKG_STATUS_OK || direct || (pl.diag & 8)) return st;
+    if (st != VKG_STATUS_OK || direct) return st;
     vkg_vk_barrier(enc);
     const struct vkg_tensor *t2[2] = {part, node};
     vkg_vk_grid(enc, ((uint64_t)p.di * p.dc + CONV_WG - 1) / CONV_WG, &gx, &gy);

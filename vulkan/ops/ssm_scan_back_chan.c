@@ -1,9 +1,379 @@
-/* ops/ssm_scan_back_chan.c — SSM_SCAN_BACK, Mamba-1 form, a channel per
- * invocation (see ssm_scan_paths.h). Work in progress: takes no node yet. */
+/* ops/ssm_scan_back_chan.c — SSM_SCAN_BACK, Mamba-1 form, the states of a
+ * channel in registers (see ssm_scan_paths.h; kernels in
+ * shaders/ssm_scan_back_chan.comp, whose head has the math).
+ *
+ * Parallel over time: CHAN_SUM summarises every CT-token chunk of every
+ * channel (the forward scan from zero E, the adjoint sum G, the sum of dt'
+ * S, whose exp(A S) is the chunk's decay; it also keeps dt' for CHAN_BACK),
+ * CHAN_CARRY turns E into the state entering each chunk and G into mu
+ * leaving it (per element CG runs of chunks chained through shared memory),
+ * CHAN_BACK replays each chunk and walks it backwards, CHAN_REDUCE adds the
+ * d_A, d_B / d_C and d_s partials in a fixed order. A channel's d_state
+ * states sit in NL lanes (d_state / NL each), so the per-token sums over n
+ * stay in registers; the sums over channels (d_B, d_C) go through a
+ * subgroup reduce-scatter and a per-workgroup sum in shared memory, so the
+ * path needs a fixed subgroup size with shuffles. Replayed states: a
+ * checkpoint per KS tokens in shared memory, the KS states and decays of the
+ * sub-chunk being walked in registers (memory bounded by the chunk). A
+ * sequence of one chunk runs CHAN_BACK and CHAN_REDUCE only. No atomics:
+ * deterministic.
+ *
+ * Builds: the register arrays are sized by DSL / NL / KS. Sized by
+ * specialization constants they did not stay in registers on the H200
+ * (CHAN_BACK 2.17 ms at 1536 x 4096 tokens, the whole op 2.32 ms against
+ * 0.71 ms for the chunked path), so GPUs only run the builds with them fixed
+ * at compile time (chan_back_fixed, chan_sum_fixed); the generic builds serve
+ * CPU devices (lavapipe) and VKG_TUNE_CHAN_GEN=1.
+ *
+ * Measured on the H200 (GPU ms, old chunked path -> this path, defaults NL 2,
+ * KS 8, CT 32): d_inner 1536 x 4096 tokens 0.713 -> 0.578 (CHAN_SUM 0.098,
+ * CARRY 0.031, BACK 0.435, REDUCE 0.009); 4096 x 4096 1.812 -> 1.448;
+ * 4096 x 1024 0.488 -> 0.403; 1024 x 64 0.033 -> 0.062 (slower: GPUs keep
+ * the chunked path below CHAN_MIN_TOK tokens). Slower at 1536 x 4096: KS 4
+ * 1.00, CT 64 0.91, CT 16 0.70, NL 4 0.65, NL 4 + KS 16 0.74 (CT 16: 0.70).
+ * Far from the 0.118 ms target: CHAN_BACK is ~5x its instruction estimate,
+ * cause not found (no profiler access).
+ *
+ * Taken for the Mamba-1 form when d_state / NL <= CHAN_DSL_MAX, the device
+ * has a fixed subgroup with shuffles, the layout fits shared memory and the
+ * scratch fits a binding (on GPUs also: a fixed build matches and the
+ * sequence is long enough); else false (the chunked path of ops/ssm_scan.c
+ * runs). On CPU devices also only while no invocation loops past the budget
+ * llvmpipe allows (see ops/ssm_scan.c).
+ *
+ * Knobs, read at each encode (every setting gives correct results):
+ * VKG_TUNE_SCAN_CHAN=0 (this path off), VKG_TUNE_CHAN_CT (tokens per
+ * chunk), _KS (tokens per replayed sub-chunk), _NL (lanes per channel),
+ * _WG (invocations per workgroup), _SNL / _SWG (the same for CHAN_SUM),
+ * _CG (CHAN_CARRY's runs), _WGSUM=0 (d_B / d_C partials per subgroup),
+ * _VEC=0 (B, C staged as floats), _DTP=0 (dt' recomputed by CHAN_BACK),
+ * _ONE=0 (one chunk through all four kernels), _FIX=0 / _GEN=1 (generic
+ * builds), _MINTOK (GPUs: shortest sequence taken).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "ssm_scan_paths.h"
+
+#include "vkg_vk_spv_ssm_scan_back_chan_back.spv.h"
+#include "vkg_vk_spv_ssm_scan_back_chan_back_f4_4_16.spv.h"
+#include "vkg_vk_spv_ssm_scan_back_chan_back_f4_4_8.spv.h"
+#include "vkg_vk_spv_ssm_scan_back_chan_back_f8_2_4.spv.h"
+#include "vkg_vk_spv_ssm_scan_back_chan_back_f8_2_8.spv.h"
+#include "vkg_vk_spv_ssm_scan_back_chan_back_v4.spv.h"
+#include "vkg_vk_spv_ssm_scan_back_chan_back_w.spv.h"
+#include "vkg_vk_spv_ssm_scan_back_chan_back_wv4.spv.h"
+#include "vkg_vk_spv_ssm_scan_back_chan_carry.spv.h"
+#include "vkg_vk_spv_ssm_scan_back_chan_reduce.spv.h"
+#include "vkg_vk_spv_ssm_scan_back_chan_sum.spv.h"
+#include "vkg_vk_spv_ssm_scan_back_chan_sum_f16_1.spv.h"
+#include "vkg_vk_spv_ssm_scan_back_chan_sum_f8_2.spv.h"
+#include "vkg_vk_spv_ssm_scan_back_chan_sum_v4.spv.h"
+
+/* Mirrors the push block of shaders/common/ops_ssm_scan_chan.glsl. */
+struct chan_push {
+    uint32_t ds, D, nt, nq, nc, n_slots, nj, flags;
+    uint32_t off_s, off_x, off_dt, off_A, off_B, off_C, off_ids, off_g, off_d, off_st, off_pt;
+    uint32_t s_h, s_slot;
+    uint32_t x_h, x_t, x_q;
+    uint32_t dt_t, dt_q;
+    uint32_t A_h;
+    uint32_t B_t, B_q, C_t, C_q;
+    uint32_t pad0;
+};
+_Static_assert(sizeof(struct chan_push) == 128, "ops_ssm_scan_chan.glsl push block");
+
+static const struct vkg_vk_kernel k_sum =
+    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_chan_sum, 11, struct chan_push);
+static const struct vkg_vk_kernel k_carry =
+    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_chan_carry, 11, struct chan_push);
+static const struct vkg_vk_kernel k_back =
+    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_chan_back, 11, struct chan_push);
+static const struct vkg_vk_kernel k_back_w =
+    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_chan_back_w, 11, struct chan_push);
+static const struct vkg_vk_kernel k_sum_v4 =
+    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_chan_sum_v4, 11, struct chan_push);
+static const struct vkg_vk_kernel k_back_v4 =
+    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_chan_back_v4, 11, struct chan_push);
+static const struct vkg_vk_kernel k_back_wv4 =
+    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_chan_back_wv4, 11, struct chan_push);
+#define CHAN_KERNEL(name) VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_chan_##name, 11, struct chan_push)
+static const struct vkg_vk_kernel k_back_f8_2_4 = CHAN_KERNEL(back_f8_2_4);
+static const struct vkg_vk_kernel k_back_f8_2_8 = CHAN_KERNEL(back_f8_2_8);
+static const struct vkg_vk_kernel k_back_f4_4_8 = CHAN_KERNEL(back_f4_4_8);
+static const struct vkg_vk_kernel k_back_f4_4_16 = CHAN_KERNEL(back_f4_4_16);
+static const struct vkg_vk_kernel k_sum_f16_1 = CHAN_KERNEL(sum_f16_1);
+static const struct vkg_vk_kernel k_sum_f8_2 = CHAN_KERNEL(sum_f8_2);
+
+/* The builds with DSL, NL (and KS) fixed at compile time (CHAN_FIX), all
+ * with vec4 staging, CHAN_BACK's with per-workgroup partials. */
+struct chan_fixed {
+    uint32_t dsl, nl, ks;
+    const struct vkg_vk_kernel *k;
+};
+static const struct chan_fixed chan_back_fixed[] = {
+    {8, 2, 4, &k_back_f8_2_4},
+    {8, 2, 8, &k_back_f8_2_8},
+    {4, 4, 8, &k_back_f4_4_8},
+    {4, 4, 16, &k_back_f4_4_16},
+};
+static const struct chan_fixed chan_sum_fixed[] = {
+    {16, 1, 0, &k_sum_f16_1},
+    {8, 2, 0, &k_sum_f8_2},
+};
+
+static const struct vkg_vk_kernel k_reduce =
+    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_chan_reduce, 11, struct chan_push);
+
+enum {
+    CHAN_DSL_MAX = 16,   /* states per lane (registers) */
+    CHAN_CT = 32,        /* tokens per chunk */
+    CHAN_KS = 8,         /* tokens per replayed sub-chunk */
+    CHAN_MIN_TOK = 1024, /* GPUs: shorter sequences take the chunked path */
+    CHAN_WG = 128,       /* invocations per workgroup of CHAN_SUM / CHAN_BACK */
+    CHAN_RWG = 256,      /* of CHAN_CARRY / CHAN_REDUCE */
+    CHAN_CG_MAX = 32,    /* chunk runs per element in CHAN_CARRY, at most */
+    CHAN_CARRY_RUN = 8,  /* chunks per run (CB of the shader) */
+    /* llvmpipe ends every loop of a shader past 65535 iterations in total;
+     * half of it leaves room for the compiler's restructuring. */
+    CHAN_LOOP_BUDGET = 32768,
+};
+
+static int chan_tune(const char *name, int def) {
+    const char *v = getenv(name);
+    return v && *v ? atoi(v) : def;
+}
+
+static uint32_t chan_pow2_floor(uint32_t v) {
+    uint32_t r = 1;
+    while (r * 2 <= v)
+        r *= 2;
+    return r;
+}
+
+static uint32_t chan_es(size_t nb) {
+    return (uint32_t)(nb / sizeof(float));
+}
+
+/* How a node is laid out on the device. */
+struct chan_plan {
+    uint32_t sg, nl, dsl, vp, ct, ks, wg, rwg, sh_sum, sh_back;
+    uint32_t snl, swg; /* CHAN_SUM's lanes per channel and workgroup size */
+    uint32_t cg;       /* CHAN_CARRY's chunk runs per element */
+    bool vec4, svec4;  /* B, C staged as vec4 (CHAN_VEC4) in CHAN_BACK, CHAN_SUM */
+    const struct vkg_vk_kernel *kback, *ksum; /* the builds recorded */
+    bool wgsum; /* d_B / d_C partials per workgroup (CHAN_WGSUM), not per subgroup */
+    bool dtp;   /* dt' kept in scratch by CHAN_SUM (CHAN_F_DTP) */
+    bool one;   /* one chunk: CHAN_BACK and CHAN_REDUCE only (CHAN_F_ONE) */
+    uint64_t ncb, sncb, nc, nj, st_floats, pt_floats;
+};
+
+static bool chan_plan_make(const struct vkg_vk_device *dev, const struct vkg_scan_dims *d,
+                           struct chan_plan *cp) {
+    const struct vkg_vulkan_device_info *info = vkg_vk_device_info(dev);
+    if (!d->mamba1 || d->head_dim != 1 || d->n_group != 1 || d->d_state < 1) return false;
+    if (chan_tune("VKG_TUNE_SCAN_CHAN", 1) == 0) return false;
+    const uint32_t sg = dev->subgroup_fixed;
+    if (!dev->subgroup_shuffle || sg < 1 || sg > 128 || (sg & (sg - 1)) != 0) return false;
+    const uint64_t ds = (uint64_t)d->d_state, D = (uint64_t)d->n_head;
+    const uint64_t nt = (uint64_t)d->n_tok, nq = (uint64_t)d->n_seqs;
+    if (nt < 1 || nq < 1 || D < 1) return false;
+    /* GPUs: long sequences only. On the H200 this path was faster from
+     * 1024 tokens (4096 x 1024: 0.488 -> 0.403 ms) and slower at 64
+     * (1024 channels: 0.033 -> 0.062 ms; lengths between were not
+     * measured). CPU devices take every length (lavapipe: 0.39 s -> 0.05 s
+     * at 1024 x 64). */
+    if (!info->is_cpu && nt < (uint64_t)chan_tune("VKG_TUNE_CHAN_MINTOK", CHAN_MIN_TOK))
+        return false;
+    /* Lanes per channel: 2 where d_state splits evenly (halves the
+     * registers; the sums over n then take one shuffle). */
+    uint32_t nl = (uint32_t)chan_tune("VKG_TUNE_CHAN_NL", ds % 2 == 0 && ds >= 4 ? 2 : 1);
+    nl = chan_pow2_floor(nl < 1 ? 1 : nl > sg ? sg : nl);
+    while (nl > 1 && ds % nl != 0)
+        nl /= 2;
+    if (ds / nl > CHAN_DSL_MAX) return false;
+    uint32_t ks = (uint32_t)chan_tune("VKG_TUNE_CHAN_KS", CHAN_KS);
+    ks = ks < 1 ? 1 : ks > 16 ? 16 : ks;
+    uint32_t ct = (uint32_t)chan_tune("VKG_TUNE_CHAN_CT", CHAN_CT);
+    ct = ct < ks ? ks : ct > 256 ? 256 : ct;
+    ct = (ct + ks - 1) / ks * ks;
+    /* A sequence shorter than a chunk: one chunk of just its length
+     * (rounded up to whole sub-chunks). */
+    if (ct > nt) ct = (uint32_t)((nt + ks - 1) / ks * ks);
+    uint32_t lim = info->max_workgroup_invocations;
+    if (dev->props.limits.maxComputeWorkGroupSize[0] < lim)
+        lim = dev->props.limits.maxComputeWorkGroupSize[0];
+    uint32_t wg = (uint32_t)chan_tune("VKG_TUNE_CHAN_WG", CHAN_WG);
+    wg = chan_pow2_floor(wg < 1 ? 1 : wg > lim ? lim : wg);
+    if (wg < sg) wg = sg;
+    if (wg > lim) return false;
+    /* Fewer channels per workgroup than the sequence has: no idle lanes
+     * (down to one subgroup). */
+    while (wg > sg && (uint64_t)wg / 2 >= D * nl)
+        wg /= 2;
+    const uint64_t dsl = ds / nl, n_sub = ct / ks;
+    cp->wgsum = chan_tune("VKG_TUNE_CHAN_WGSUM", 1) != 0;
+    uint64_t sh_back;
+    for (;;) {
+        sh_back = 2ull * ct * ds + n_sub * dsl * wg + (cp->wgsum ? 2ull * ks * (wg / sg) * ds : 0);
+        if (sh_back * sizeof(float) <= info->max_shared_memory) break;
+        if (wg <= sg) return false;
+        wg /= 2;
+    }
+    cp->sg = sg, cp->nl = nl, cp->dsl = (uint32_t)dsl, cp->ct = ct, cp->ks = ks, cp->wg = wg;
+    cp->vp = 1;
+    while (cp->vp < 2 * dsl)
+        cp->vp *= 2;
+    cp->rwg = CHAN_RWG < lim ? CHAN_RWG : chan_pow2_floor(lim);
+    if (cp->rwg < 32) return false; /* CHAN_REDUCE's d_A blocks */
+    /* B and C as vec4 where a lane's states come in fours. */
+    const bool v4 = chan_tune("VKG_TUNE_CHAN_VEC", 1) != 0;
+    cp->vec4 = v4 && dsl % 4 == 0;
+    cp->sh_sum = (uint32_t)(2ull * ct * ds);
+    cp->sh_back = (uint32_t)(cp->vec4 ? sh_back - 2ull * ct * ds : sh_back);
+    const uint64_t cpw = wg / nl; /* channels per workgroup */
+    cp->ncb = (D + cpw - 1) / cpw;
+    /* CHAN_SUM has no per-token sums over n: one lane per channel where its
+     * registers allow (no duplicated softplus). */
+    uint32_t snl = (uint32_t)chan_tune("VKG_TUNE_CHAN_SNL", 1);
+    snl = chan_pow2_floor(snl < 1 ? 1 : snl > 32 ? 32 : snl);
+    if (ds % snl != 0 || ds / snl > 2 * CHAN_DSL_MAX) snl = nl;
+    uint32_t swg = (uint32_t)chan_tune("VKG_TUNE_CHAN_SWG", CHAN_WG);
+    swg = chan_pow2_floor(swg < 1 ? 1 : swg > lim ? lim : swg);
+    if (swg < snl) swg = snl;
+    while (swg > 32 && (uint64_t)swg / 2 >= D * snl)
+        swg /= 2;
+    cp->snl = snl, cp->swg = swg;
+    cp->svec4 = v4 && (ds / snl) % 4 == 0;
+    if (cp->svec4) cp->sh_sum = 1;
+    cp->sncb = (D + swg / snl - 1) / (swg / snl);
+    cp->nc = (nt + ct - 1) / ct;
+    cp->one = cp->nc == 1 && chan_tune("VKG_TUNE_CHAN_ONE", 1) != 0;
+    cp->dtp = !cp->one && chan_tune("VKG_TUNE_CHAN_DTP", 1) != 0;
+    cp->nj = cp->wgsum ? cp->ncb : cp->ncb * (wg / sg);
+    cp->st_floats = nq * cp->nc * D * (2 * ds + 1) + (cp->dtp ? nq * nt * D : 0);
+    cp->pt_floats = nq * cp->nc * ds * D + nq * nt * cp->nj * 2 * ds + nq * ds * D;
+    /* CHAN_CARRY: runs of about CHAN_CARRY_RUN chunks (one batch of loads
+     * per walk), at most CHAN_CG_MAX runs (the chained composites). */
+    uint32_t cg_def = 1;
+    while (cg_def < CHAN_CG_MAX && (uint64_t)cg_def * CHAN_CARRY_RUN < cp->nc)
+        cg_def *= 2;
+    uint32_t cg = (uint32_t)chan_tune("VKG_TUNE_CHAN_CG", (int)cg_def);
+    cg = chan_pow2_floor(cg < 1 ? 1 : cg > cp->rwg ? cp->rwg : cg);
+    while (cg > 1 && cg / 2 >= cp->nc)
+        cg /= 2;
+    cp->cg = cg;
+    /* Every index the shaders form stays in 32 bits; each scratch fits a
+     * binding; the grids fit vkg_vk_grid's fold. */
+    const uint64_t out =
+        ds * D * (uint64_t)d->n_slots + 2 * D * nt * nq + ds * D + 2 * ds * nt * nq;
+    const uint64_t big = cp->st_floats > cp->pt_floats ? cp->st_floats : cp->pt_floats;
+    const uint64_t range = dev->props.limits.maxStorageBufferRange;
+    if (big >= (1ull << 31) || out >= (1ull << 31) || big * sizeof(float) > range) return false;
+    if ((cp->ncb > cp->sncb ? cp->ncb : cp->sncb) * cp->nc * nq >= (1ull << 31)) return false;
+    if (info->is_cpu) {
+        /* Loop rounds per invocation, loosely bounded from above. */
+        const uint64_t carry = 4 * cp->nc + 2 * CHAN_RWG + 8;
+        const uint64_t reduce = nq * cp->nc + cp->nj + nq + 8;
+        const uint64_t walk = 4ull * ct + (2ull * ct * ds + wg - 1) / wg * 2 + 16;
+        if (carry > CHAN_LOOP_BUDGET || reduce > CHAN_LOOP_BUDGET || walk > CHAN_LOOP_BUDGET)
+            return false;
+    }
+    /* The builds: fixed where one matches (VKG_TUNE_CHAN_FIX=0: never);
+     * the generic ones only on CPU devices (on the H200 they ran ~20x
+     * slower) or with VKG_TUNE_CHAN_GEN=1. */
+    const bool fix = chan_tune("VKG_TUNE_CHAN_FIX", 1) != 0;
+    cp->kback = NULL, cp->ksum = NULL;
+    for (size_t i = 0;
+         fix && cp->vec4 && cp->wgsum && i < sizeof chan_back_fixed / sizeof chan_back_fixed[0];
+         i++)
+        if (chan_back_fixed[i].dsl == cp->dsl && chan_back_fixed[i].nl == nl &&
+            chan_back_fixed[i].ks == ks)
+            cp->kback = chan_back_fixed[i].k;
+    for (size_t i = 0; fix && cp->svec4 && i < sizeof chan_sum_fixed / sizeof chan_sum_fixed[0];
+         i++)
+        if (chan_sum_fixed[i].dsl == ds / snl && chan_sum_fixed[i].nl == snl)
+            cp->ksum = chan_sum_fixed[i].k;
+    if ((!cp->kback || (!cp->ksum && !cp->one)) && !info->is_cpu &&
+        chan_tune("VKG_TUNE_CHAN_GEN", 0) == 0)
+        return false;
+    if (!cp->kback)
+        cp->kback =
+            cp->wgsum ? (cp->vec4 ? &k_back_wv4 : &k_back_w) : (cp->vec4 ? &k_back_v4 : &k_back);
+    if (!cp->ksum) cp->ksum = cp->svec4 ? &k_sum_v4 : &k_sum;
+    return true;
+}
 
 bool vkg_vk_scan_back_chan(struct vkg_vk_encoder *enc, const struct vkg_tensor *node,
                            const struct vkg_scan_dims *d, enum vkg_status *st) {
-    (void)enc, (void)node, (void)d, (void)st;
-    return false;
+    const struct vkg_vk_device *dev = vkg_vk_encoder_device(enc);
+    struct chan_plan cp;
+    if (!chan_plan_make(dev, d, &cp)) return false;
+    const struct vkg_tensor *s = node->src[0], *x = node->src[1], *dt = node->src[2],
+                            *A = node->src[3], *B = node->src[4], *C = node->src[5],
+                            *ids = node->src[6], *g = node->src[7];
+    const struct vkg_tensor *sst = vkg_vk_scratch(enc, (size_t)cp.st_floats * sizeof(float));
+    const struct vkg_tensor *spt =
+        sst ? vkg_vk_scratch(enc, (size_t)cp.pt_floats * sizeof(float)) : NULL;
+    if (!sst || !spt) {
+        *st = VKG_STATUS_OUT_OF_MEMORY;
+        return true;
+    }
+    struct chan_push p = {0};
+    p.ds = (uint32_t)d->d_state, p.D = (uint32_t)d->n_head, p.nt = (uint32_t)d->n_tok;
+    p.nq = (uint32_t)d->n_seqs, p.nc = (uint32_t)cp.nc, p.n_slots = (uint32_t)d->n_slots;
+    p.nj = (uint32_t)cp.nj, p.flags = (cp.dtp ? 1u : 0u) | (cp.one ? 2u : 0u);
+    p.off_s = vkg_vk_elem_offset(enc, s);
+    p.off_x = vkg_vk_elem_offset(enc, x);
+    p.off_dt = vkg_vk_elem_offset(enc, dt);
+    p.off_A = vkg_vk_elem_offset(enc, A);
+    p.off_B = vkg_vk_elem_offset(enc, B);
+    p.off_C = vkg_vk_elem_offset(enc, C);
+    p.off_ids = vkg_vk_elem_offset(enc, ids);
+    p.off_g = vkg_vk_elem_offset(enc, g);
+    p.off_d = vkg_vk_elem_offset(enc, node);
+    p.off_st = vkg_vk_elem_offset(enc, sst);
+    p.off_pt = vkg_vk_elem_offset(enc, spt);
+    p.s_h = chan_es(s->nb[2]), p.s_slot = chan_es(s->nb[3]);
+    p.x_h = chan_es(x->nb[1]), p.x_t = chan_es(x->nb[2]), p.x_q = chan_es(x->nb[3]);
+    p.dt_t = chan_es(dt->nb[1]), p.dt_q = chan_es(dt->nb[2]);
+    p.A_h = chan_es(A->nb[1]);
+    p.B_t = chan_es(B->nb[2]), p.B_q = chan_es(B->nb[3]);
+    p.C_t = chan_es(C->nb[2]), p.C_q = chan_es(C->nb[3]);
+
+    const struct vkg_tensor *t[11] = {s, x, dt, A, B, C, ids, g, node, sst, spt};
+    const uint32_t spec_sum[8] = {cp.swg, cp.sh_sum, cp.sg, cp.ct, p.ds / cp.snl, cp.snl, cp.ks, 2};
+    const uint32_t spec_back[8] = {cp.wg, cp.sh_back, cp.sg, cp.ct, cp.dsl, cp.nl, cp.ks, cp.vp};
+    const uint32_t spec_r[8] = {cp.rwg, 1, cp.sg, cp.ct, cp.dsl, cp.nl, cp.ks, cp.vp};
+    const uint64_t n_wg = cp.ncb * cp.nc * (uint64_t)d->n_seqs;
+    const uint64_t n_swg = cp.sncb * cp.nc * (uint64_t)d->n_seqs;
+    const uint64_t n_el = (uint64_t)d->d_state * (uint64_t)d->n_head;
+    /* CHAN_REDUCE: d_A by workgroups of 32 channels for one n, then an
+     * invocation per output of d_B / d_C and d_s. */
+    const uint64_t n_red =
+        (d->n_head + 31) / 32 * (uint64_t)d->d_state +
+        (2ull * d->d_state * d->n_tok * d->n_seqs + n_el * (uint64_t)d->n_slots + cp.rwg - 1) /
+            cp.rwg;
+    const uint32_t spec_c[8] = {cp.rwg, 1, cp.sg, cp.ct, cp.cg, cp.nl, cp.ks, cp.vp};
+    const uint64_t n_cwg = (d->n_head + cp.rwg / cp.cg - 1) / (cp.rwg / cp.cg) *
+                           (uint64_t)d->d_state * (uint64_t)d->n_seqs;
+    uint32_t gx, gy;
+    *st = VKG_STATUS_OK;
+    if (!cp.one) { /* one chunk: the entry state and g_S are CHAN_BACK's inputs */
+        vkg_vk_grid(enc, n_swg, &gx, &gy);
+        *st = vkg_vk_dispatch(enc, cp.ksum, spec_sum, 8, t, 11, &p, gx, gy, 1);
+        if (*st != VKG_STATUS_OK) return true;
+        vkg_vk_barrier(enc);
+        vkg_vk_grid(enc, n_cwg, &gx, &gy);
+        *st = vkg_vk_dispatch(enc, &k_carry, spec_c, 8, t, 11, &p, gx, gy, 1);
+        if (*st != VKG_STATUS_OK) return true;
+        vkg_vk_barrier(enc);
+    }
+    vkg_vk_grid(enc, n_wg, &gx, &gy);
+    *st = vkg_vk_dispatch(enc, cp.kback, spec_back, 8, t, 11, &p, gx, gy, 1);
+    if (*st != VKG_STATUS_OK) return true;
+    vkg_vk_barrier(enc);
+    vkg_vk_grid(enc, n_red, &gx, &gy);
+    *st = vkg_vk_dispatch(enc, &k_reduce, spec_r, 8, t, 11, &p, gx, gy, 1);
+    return true;
 }

@@ -1,9 +1,288 @@
 /* ops/ssm_scan_back_ssd.c — SSM_SCAN_BACK, Mamba-2 form, in the chunked
- * matrix form (see ssm_scan_paths.h). Work in progress: takes no node yet. */
+ * matrix ("state space duality") form (see ssm_scan_paths.h for the hook).
+ *
+ * Kernels: shaders/ssm_scan_back_ssd.comp (the math is in its header
+ * comment). Dispatches, barriers between dependent ones:
+ *   SSD_SUM    chunk summaries, a workgroup per (sequence, head, chunk,
+ *              64 x 64 tile of the N x P summary);
+ *   SSD_KMAT   (with SSD_SUM) K = C B^T per (sequence, group, chunk);
+ *   SSD_CARRY  an invocation per (sequence, head, n, p) walks the chunks
+ *              (the only serial part: n_tok / Q steps);
+ *   SSD_MAIN   a workgroup per (sequence, head, chunk), or per chunk and
+ *              n / p tile when split: the Q x Q products, then d_B, d_C,
+ *              d_x by register-blocked products from shared memory, d_x and
+ *              d_dt written directly (split: d_dt parts to scratch);
+ *   SSD_REDUCE d_s, d_A, d_B, d_C from the partials, in a fixed order.
+ * Sequences of one chunk skip SSD_CARRY: SSD_SUM writes a_0 lambda_0 and
+ * SSD_MAIN reads s and g_S, so those two run together. No atomics: the op
+ * is deterministic. Scratch is bounded by the chunk count (2 N x P
+ * summaries per chunk and head) plus the per-head d_B / d_C partials
+ * (2 x n_head x n_tok x N per sequence).
+ *
+ * Defaults (chosen by grid size in vkg_vk_scan_back_ssd) and H200
+ * timings (d_state 128, head_dim 64, 1 group; GPU timestamps):
+ *   64 heads x 4096 tokens: Q = 64, vec4 rows, K once per group, k-step 8:
+ *     3.05 ms (chunked recurrence 7.80 ms; SUM 0.57, CARRY 0.20, MAIN ~2.2,
+ *     REDUCE 0.08); 64 heads x 1024: 0.82 ms (recurrence 1.96 ms);
+ *   16 heads x 256 tokens: Q = 32, k-step 16: 0.087 ms (recurrence 0.165);
+ *   16 heads x 64 tokens (the demo): split, K per head: 0.053 ms
+ *     (recurrence 0.058).
+ * Measured slower: Q = 32 at 4096 tokens (3.27-4.04 ms), 32 x 32 or
+ * 32 x 16 invocations (demo 0.124 vs 0.104 ms), tiles fetched after each
+ * k-step instead of during it (4.27 vs 3.88 ms), SSD_SUM k-step 16 (0.73
+ * vs 0.57 ms). SSD_MAIN reaches only ~14 TFLOP/s: the per-k-step barriers
+ * and the small register tiles (4 x 4) bound it. Q is 32 where 64 does not
+ * fit shared memory (lavapipe's 32 KiB). The path declines the node
+ * (returns false) for Mamba-1, when no layout fits, when a scratch binding
+ * would pass maxStorageBufferRange or 32-bit indexing, and on CPU devices
+ * when a serial loop would pass llvmpipe's loop budget.
+ *
+ * Knobs (read at each encode; every setting gives correct results except
+ * SKIP): VKG_TUNE_SCAN_SSD=0 (this path off: the chunked recurrence of
+ * ops/ssm_scan.c runs), VKG_TUNE_SSD_Q=32|64, VKG_TUNE_SSD_KT=8|16
+ * (SSD_MAIN's k-step), VKG_TUNE_SSD_WG=512|1024
+ * (SSD_MAIN on 32 x 16 or 32 x 32 invocations instead of 16 x 16),
+ * VKG_TUNE_SSD_V4=0 (SSD_MAIN with strided rows read as scalars instead
+ * of contiguous rows read as vec4), VKG_TUNE_SSD_KPRE=0|1 (K = C B^T once
+ * per group by SSD_KMAT, or once per head in SSD_MAIN),
+ * VKG_TUNE_SSD_SPLIT=0|1 (SSD_MAIN as a workgroup per n tile of d_B / d_C
+ * and per p tile of d_x of each chunk, their d_dt / d_A parts added by
+ * SSD_REDUCE: more workgroups for small grids), VKG_TUNE_SSD_PF=0 (tiles
+ * fetched after each k-step), VKG_TUNE_SSD_SKIP=mask (timing only, wrong
+ * results: 1 SUM, 2 CARRY, 4 MAIN (and KMAT), 8 REDUCE not recorded).
+ */
+#include <stdlib.h>
+
 #include "ssm_scan_paths.h"
+
+#include "vkg_vk_spv_ssm_scan_back_ssd_carry.spv.h"
+#include "vkg_vk_spv_ssm_scan_back_ssd_kmat.spv.h"
+#include "vkg_vk_spv_ssm_scan_back_ssd_main.spv.h"
+#include "vkg_vk_spv_ssm_scan_back_ssd_main4.spv.h"
+#include "vkg_vk_spv_ssm_scan_back_ssd_reduce.spv.h"
+#include "vkg_vk_spv_ssm_scan_back_ssd_sum.spv.h"
+
+/* Mirrors the push block of shaders/common/ops_ssm_scan_ssd.glsl. */
+struct ssd_push {
+    uint32_t ds, hd, nh, ng, nt, nq, n_slots, nc;
+    uint32_t off_s, off_x, off_dt, off_A, off_B, off_C, off_ids, off_g, off_d;
+    uint32_t s_p, s_h, s_slot;
+    uint32_t x_h, x_t, x_q;
+    uint32_t dt_t, dt_q;
+    uint32_t A_h;
+    uint32_t B_g, B_t, B_q, C_g, C_t, C_q;
+};
+_Static_assert(sizeof(struct ssd_push) == 128, "ops_ssm_scan_ssd.glsl push block");
+
+static const struct vkg_vk_kernel k_ssd_sum =
+    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_sum, 11, struct ssd_push);
+static const struct vkg_vk_kernel k_ssd_kmat =
+    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_kmat, 11, struct ssd_push);
+static const struct vkg_vk_kernel k_ssd_carry =
+    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_carry, 11, struct ssd_push);
+static const struct vkg_vk_kernel k_ssd_main =
+    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_main, 11, struct ssd_push);
+static const struct vkg_vk_kernel k_ssd_main4 =
+    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_main4, 11, struct ssd_push);
+static const struct vkg_vk_kernel k_ssd_reduce =
+    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_reduce, 11, struct ssd_push);
+
+enum {
+    SSD_WG = 256,   /* 16 x 16 invocations: the shader's tiles assume it */
+    SSD_KT = 8,     /* SSD_MAIN's k-step (KTM of the shader), at least */
+    SSD_SUM_KT = 8, /* mirrors SKT of the shader */
+    SSD_NT = 64,    /* mirrors NT */
+    SSD_Q_MAX = 64,
+    SSD_SMALL_C64 = 32, /* see the defaults in vkg_vk_scan_back_ssd */
+    SSD_MID_C64 = 256,
+    /* CPU devices: llvmpipe ends a shader's loops past 65535 iterations in
+     * all; the serial loops here (chunks, sequences x chunks) stay far below. */
+    SSD_CPU_LOOP_MAX = 16384,
+};
+
+static int ssd_tune(const char *name, int def) {
+    const char *v = getenv(name);
+    return v && *v ? atoi(v) : def;
+}
+
+/* SSD_MAIN's invocation grid: trw x tcw (see the shader); v4: the
+ * variant with contiguous rows read as vec4 (then q / trw == 4). */
+struct ssd_grid {
+    uint32_t trw, tcw;
+    bool v4;
+    uint32_t kt; /* k-step, a divisor of q */
+};
+
+/* Staging floats of SSD_MAIN (see the shader). */
+static uint64_t ssd_main_stg(uint64_t q, struct ssd_grid gr) {
+    return 2 * (uint64_t)gr.kt * (q + (gr.v4 ? 4 : 1)) +
+           2 * (uint64_t)gr.kt * (4 * (uint64_t)gr.tcw + 4);
+}
+
+/* Shared floats of SSD_MAIN at chunk length q (see the shader). */
+static uint64_t ssd_main_shared(uint64_t q, struct ssd_grid gr) {
+    return 4 * q + ssd_main_stg(q, gr) + 2 * q * (q + (gr.v4 ? 4 : 1)) + 4 * q + 1;
+}
+
+/* Whether SSD_MAIN at chunk length q and grid gr fits the device and the
+ * shader's reuse of its shared arrays. */
+static bool ssd_main_fits(const struct vkg_vk_device *dev, uint64_t q, struct ssd_grid gr) {
+    const struct vkg_vulkan_device_info *info = vkg_vk_device_info(dev);
+    const uint64_t wg = (uint64_t)gr.trw * gr.tcw;
+    return q % gr.trw == 0 && q % gr.tcw == 0 && (!gr.v4 || q / gr.trw == 4) && q % gr.kt == 0 &&
+           gr.tcw * q + wg <= ssd_main_stg(q, gr) && wg <= info->max_workgroup_invocations &&
+           wg <= dev->props.limits.maxComputeWorkGroupSize[0] &&
+           ssd_main_shared(q, gr) * sizeof(float) <= info->max_shared_memory;
+}
+
+static uint32_t es(size_t nb) {
+    return (uint32_t)(nb / sizeof(float));
+}
 
 bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *node,
                           const struct vkg_scan_dims *d, enum vkg_status *st) {
-    (void)enc, (void)node, (void)d, (void)st;
-    return false;
+    if (d->mamba1 || ssd_tune("VKG_TUNE_SCAN_SSD", 1) == 0) return false;
+    const struct vkg_vk_device *dev = vkg_vk_encoder_device(enc);
+    const struct vkg_vulkan_device_info *info = vkg_vk_device_info(dev);
+    if (info->max_workgroup_invocations < SSD_WG ||
+        dev->props.limits.maxComputeWorkGroupSize[0] < SSD_WG)
+        return false;
+    if (d->d_state < 1 || d->head_dim < 1 || d->n_tok < 1 || d->n_seqs < 1) return false;
+
+    /* Defaults by grid size, c64 = (sequence, head, 64-token chunk)
+     * triples, from the H200 (boundaries between the measured shapes):
+     *   c64 < 32 (demo, 16 heads x 64 tokens): split SSD_MAIN, no SSD_KMAT;
+     *   c64 < 256 (16 heads x 256 tokens): Q = 32, k-step 16;
+     *   else (64 heads x 1024 / 4096 tokens): Q = 64, k-step 8, SSD_KMAT.
+     * Then the layout asked for, and plainer ones until one fits: k-step
+     * 8, then 16 x 16 scalar rows, then Q = 32. */
+    const uint64_t c64 =
+        (uint64_t)d->n_seqs * (uint64_t)d->n_head * (((uint64_t)d->n_tok + 63) / 64);
+    const bool small = c64 < SSD_SMALL_C64, mid = !small && c64 < SSD_MID_C64;
+    const uint64_t q_want = ssd_tune("VKG_TUNE_SSD_Q", mid ? 32 : SSD_Q_MAX) >= 64 ? 64 : 32;
+    const int wg_knob = ssd_tune("VKG_TUNE_SSD_WG", SSD_WG);
+    const bool v4_want = ssd_tune("VKG_TUNE_SSD_V4", 1) != 0;
+    const uint32_t kt_want = ssd_tune("VKG_TUNE_SSD_KT", mid ? 16 : SSD_KT) >= 16 ? 16 : SSD_KT;
+    uint64_t q = 0;
+    struct ssd_grid gr = {16, 16, false, SSD_KT};
+    for (uint64_t qc = q_want; qc >= 32 && !q; qc /= 2)
+        for (uint32_t kt = kt_want; kt >= SSD_KT && !q; kt /= 2)
+            for (int plain = 0; plain < 2 && !q; plain++) {
+                struct ssd_grid c = {16, 16, false, kt};
+                if (!plain && wg_knob >= 1024)
+                    c = (struct ssd_grid){32, 32, false, kt};
+                else if (!plain && wg_knob >= 512)
+                    c = (struct ssd_grid){32, 16, false, kt};
+                else if (!plain && v4_want)
+                    c = (struct ssd_grid){(uint32_t)qc / 4, SSD_WG / ((uint32_t)qc / 4), true, kt};
+                if (ssd_main_fits(dev, qc, c)) q = qc, gr = c;
+            }
+    if (!q || (4 * q + 4 * SSD_SUM_KT * SSD_NT) * sizeof(float) > info->max_shared_memory)
+        return false;
+
+    const uint64_t ds = (uint64_t)d->d_state, hd = (uint64_t)d->head_dim;
+    const uint64_t nh = (uint64_t)d->n_head, nt = (uint64_t)d->n_tok, nq = (uint64_t)d->n_seqs;
+    const uint64_t nc = (nt + q - 1) / q;
+    /* Split SSD_MAIN: a workgroup per n tile of phase 2 and per p tile of
+     * phase 3 of each chunk (roles), for grids too small to fill the GPU. */
+    const uint64_t mnt = 4 * (uint64_t)gr.tcw;
+    const bool split = ssd_tune("VKG_TUNE_SSD_SPLIT", small) != 0;
+    const uint64_t nr = split ? (ds + mnt - 1) / mnt + (hd + mnt - 1) / mnt : 0;
+    const uint64_t nr1 = nr ? nr : 1;
+    /* sr: S and R per chunk, DC per chunk, DSQ per sequence, DAP per chunk
+     * and role, DDT per token and role (split only). */
+    const uint64_t sr_floats = 2 * nq * nh * nc * ds * hd + nq * nh * nc + nq * nh * ds * hd +
+                               nq * nh * nc * nr1 + nq * nh * nt * nr;
+    /* K = C B^T once per group (SSD_KMAT) instead of once per head. */
+    const bool kpre = ssd_tune("VKG_TUNE_SSD_KPRE", !small) != 0;
+    const uint64_t ng = (uint64_t)d->n_group;
+    const uint64_t bc_floats = 2 * nq * nh * nt * ds + (kpre ? nq * ng * nc * q * q : 0);
+    const uint64_t range = dev->props.limits.maxStorageBufferRange;
+    if (sr_floats * sizeof(float) > range || bc_floats * sizeof(float) > range ||
+        sr_floats >= (1ull << 32) || bc_floats >= (1ull << 32))
+        return false;
+    if (info->is_cpu && (2 * nc > SSD_CPU_LOOP_MAX || nq * nc > SSD_CPU_LOOP_MAX ||
+                         nq > SSD_CPU_LOOP_MAX || nh > SSD_CPU_LOOP_MAX))
+        return false;
+
+    const struct vkg_tensor *s = node->src[0], *x = node->src[1], *dt = node->src[2],
+                            *A = node->src[3], *B = node->src[4], *C = node->src[5],
+                            *ids = node->src[6], *g = node->src[7];
+    const struct vkg_tensor *sr = vkg_vk_scratch(enc, (size_t)sr_floats * sizeof(float));
+    const struct vkg_tensor *bc =
+        sr ? vkg_vk_scratch(enc, (size_t)bc_floats * sizeof(float)) : NULL;
+    if (!sr || !bc) {
+        *st = VKG_STATUS_OUT_OF_MEMORY;
+        return true;
+    }
+    /* The shaders index both scratch bindings from element 0: scratch
+     * regions start at the binding alignment. */
+    if (vkg_vk_elem_offset(enc, sr) != 0 || vkg_vk_elem_offset(enc, bc) != 0) return false;
+
+    struct ssd_push p = {0};
+    p.ds = (uint32_t)ds, p.hd = (uint32_t)hd, p.nh = (uint32_t)nh, p.ng = (uint32_t)d->n_group;
+    p.nt = (uint32_t)nt, p.nq = (uint32_t)nq, p.n_slots = (uint32_t)d->n_slots;
+    p.nc = (uint32_t)nc;
+    p.off_s = vkg_vk_elem_offset(enc, s);
+    p.off_x = vkg_vk_elem_offset(enc, x);
+    p.off_dt = vkg_vk_elem_offset(enc, dt);
+    p.off_A = vkg_vk_elem_offset(enc, A);
+    p.off_B = vkg_vk_elem_offset(enc, B);
+    p.off_C = vkg_vk_elem_offset(enc, C);
+    p.off_ids = vkg_vk_elem_offset(enc, ids);
+    p.off_g = vkg_vk_elem_offset(enc, g);
+    p.off_d = vkg_vk_elem_offset(enc, node);
+    p.s_p = es(s->nb[1]), p.s_h = es(s->nb[2]), p.s_slot = es(s->nb[3]);
+    p.x_h = es(x->nb[1]), p.x_t = es(x->nb[2]), p.x_q = es(x->nb[3]);
+    p.dt_t = es(dt->nb[1]), p.dt_q = es(dt->nb[2]);
+    p.A_h = es(A->nb[1]);
+    p.B_g = es(B->nb[1]), p.B_t = es(B->nb[2]), p.B_q = es(B->nb[3]);
+    p.C_g = es(C->nb[1]), p.C_t = es(C->nb[2]), p.C_q = es(C->nb[3]);
+
+    const struct vkg_tensor *t[11] = {s, x, dt, A, B, C, ids, g, node, sr, bc};
+    const uint32_t spec[2] = {SSD_WG, (uint32_t)q};
+    const uint32_t pf = ssd_tune("VKG_TUNE_SSD_PF", 1) != 0;
+    const uint32_t mspec[8] = {gr.trw * gr.tcw, (uint32_t)q,  gr.trw, gr.tcw,
+                               kpre ? 1u : 0u,  (uint32_t)nr, pf,     gr.kt};
+    const uint32_t rspec[3] = {SSD_WG, (uint32_t)q, (uint32_t)nr};
+    const uint64_t ntl = (ds + SSD_NT - 1) / SSD_NT, ptl = (hd + SSD_NT - 1) / SSD_NT;
+    /* Measurement only (wrong results): VKG_TUNE_SSD_SKIP, a mask of the
+     * dispatches not recorded (1 SUM, 2 CARRY, 4 MAIN, 8 REDUCE). */
+    const int skip = ssd_tune("VKG_TUNE_SSD_SKIP", 0);
+    uint32_t gx, gy;
+    *st = VKG_STATUS_OK;
+    /* One chunk: SSD_SUM writes a_0 lambda_0 itself and SSD_MAIN reads s and
+     * g_S, so both run at once and SSD_CARRY is not needed. */
+    const bool one = nc == 1;
+    if (kpre && !(skip & 4)) { /* with SSD_SUM, before SSD_MAIN */
+        vkg_vk_grid(enc, nq * ng * nc, &gx, &gy);
+        *st = vkg_vk_dispatch(enc, &k_ssd_kmat, spec, 2, t, 11, &p, gx, gy, 1);
+        if (*st != VKG_STATUS_OK) return true;
+    }
+    if (!(skip & 1)) {
+        vkg_vk_grid(enc, nq * nh * nc * ntl * ptl, &gx, &gy);
+        *st = vkg_vk_dispatch(enc, &k_ssd_sum, spec, 2, t, 11, &p, gx, gy, 1);
+        if (*st != VKG_STATUS_OK) return true;
+    }
+    if (!one || kpre) vkg_vk_barrier(enc);
+    if (!(skip & 2) && !one) {
+        vkg_vk_grid(enc, (nq * nh * ds * hd + SSD_WG - 1) / SSD_WG, &gx, &gy);
+        *st = vkg_vk_dispatch(enc, &k_ssd_carry, spec, 2, t, 11, &p, gx, gy, 1);
+        if (*st != VKG_STATUS_OK) return true;
+        vkg_vk_barrier(enc);
+    }
+    if (!(skip & 4)) {
+        vkg_vk_grid(enc, nq * nh * nc * nr1, &gx, &gy);
+        *st = vkg_vk_dispatch(enc, gr.v4 ? &k_ssd_main4 : &k_ssd_main, mspec, 8, t, 11, &p, gx, gy,
+                              1);
+        if (*st != VKG_STATUS_OK) return true;
+        vkg_vk_barrier(enc);
+    }
+    if (!(skip & 8)) {
+        const uint64_t n_red = ds * hd * nh * (uint64_t)d->n_slots + nh + 2 * ds * ng * nt * nq +
+                               (nr ? nh * nt * nq : 0);
+        vkg_vk_grid(enc, (n_red + SSD_WG - 1) / SSD_WG, &gx, &gy);
+        *st = vkg_vk_dispatch(enc, &k_ssd_reduce, rspec, 3, t, 11, &p, gx, gy, 1);
+    }
+    return true;
 }

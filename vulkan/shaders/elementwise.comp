@@ -1,26 +1,31 @@
 // elementwise.comp — the elementwise glue ops (SPEC §3 "Glue ops"):
-// CONT, ADD, SUB, MUL, SCALE, NEG, SQR, REPEAT, and the two passes of
-// VIEW_BACK (a fill, then a copy into the strided place of the view).
+// CONT, ADD, SUB, MUL, SCALE, NEG, SQR, REPEAT and VIEW_BACK: one pass over
+// the root (OP_VIEW_BACK), or the two-pass fallback (a fill, then a copy into
+// the strided place of the view).
 //
 // One invocation per element of the iteration shape ne. Sources are read at
 // (index mod their own shape), which is the broadcast of ADD/SUB/MUL src1 and
 // of REPEAT (and the identity elsewhere); the destination is written through
 // its own element strides. The op is a specialization constant, so each
 // variant compiles to straight-line code. Error: one rounding per element
-// (exact for CONT, REPEAT, NEG, FILL).
+// (exact for CONT, REPEAT, NEG, FILL, VIEW_BACK).
+//
+// OP_VIEW_BACK walks the contiguous root: element i is g's element at the
+// view index that lands on i, else 0. The host passes the view's dims of
+// extent > 1 sorted by stride, largest first (s0_ne, with the view's element
+// strides in s1_nb and g's in s0_nb; unused slots have stride 0) and the
+// view's element offset in s1_off. The view does not overlap itself (the
+// backend refuses those), so each stride exceeds the span of the dims below
+// it and dividing by the strides from the largest down recovers the unique
+// index, or proves i lies outside the view.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "common/grid.glsl"
+#include "common/ops_glue.glsl"
 #include "common/tensor.glsl"
 
-#define OP_COPY 0u
-#define OP_ADD 1u
-#define OP_SUB 2u
-#define OP_MUL 3u
-#define OP_SCALE 4u
-#define OP_NEG 5u
-#define OP_SQR 6u
 #define OP_FILL 7u
+#define OP_VIEW_BACK 8u
 
 layout(local_size_x = 128) in;
 layout(constant_id = 0) const uint OP = OP_COPY;
@@ -47,6 +52,24 @@ void main() {
     uint i = vkg_group_linear() * 128u + gl_LocalInvocationID.x;
     if (i >= vkg_count(p.ne))
         return;
+    if (OP == OP_VIEW_BACK) {
+        float r = 0.0;
+        if (i >= p.s1_off) {
+            uint rel = i - p.s1_off;
+            uint gi = 0u;
+            bool inside = true;
+            for (int k = 0; k < 4; k++) {
+                uint q = p.s1_nb[k] == 0u ? 0u : rel / p.s1_nb[k];
+                inside = inside && q < p.s0_ne[k];
+                rel -= q * p.s1_nb[k];
+                gi += q * p.s0_nb[k];
+            }
+            if (inside && rel == 0u)
+                r = s0[p.s0_off + gi];
+        }
+        d[p.d_off + i] = r;
+        return;
+    }
     uvec4 idx = vkg_unravel(i, p.ne);
     uint di = p.d_off + vkg_offset(idx, p.d_nb);
     if (OP == OP_FILL) {
@@ -54,18 +77,8 @@ void main() {
         return;
     }
     float a = s0[p.s0_off + vkg_offset(idx % p.s0_ne, p.s0_nb)];
-    float r;
-    if (OP == OP_ADD || OP == OP_SUB || OP == OP_MUL) {
-        float b = s1[p.s1_off + vkg_offset(idx % p.s1_ne, p.s1_nb)];
-        r = OP == OP_ADD ? a + b : (OP == OP_SUB ? a - b : a * b);
-    } else if (OP == OP_SCALE) {
-        r = a * p.value;
-    } else if (OP == OP_NEG) {
-        r = -a;
-    } else if (OP == OP_SQR) {
-        r = a * a;
-    } else {
-        r = a;
-    }
-    d[di] = r;
+    float b = 0.0;
+    if (vkg_glue_binary(OP))
+        b = s1[p.s1_off + vkg_offset(idx % p.s1_ne, p.s1_nb)];
+    d[di] = vkg_glue_apply(OP, a, b, p.value);
 }

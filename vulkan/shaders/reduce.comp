@@ -10,15 +10,25 @@
 // in passes (chunks to scratch, then chunks of those), chosen by the shape
 // only. Error: the tree has depth log2(128) + (terms per invocation), below
 // the sequential bound γ(n)·Σ|x| the reference uses.
+//
+// The workgroup size is specialization constant 0 (a power of two, 1024 at
+// most; 128 for the chunked passes). FLAT (constant 1) is the one-workgroup
+// sum of a contiguous source into one output: each invocation adds every
+// WG-th vec4 (when the source is 16-byte aligned) into 8 accumulators, so
+// 8 loads are in flight per invocation, then the components and the tail in
+// a fixed order, then the tree.
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #include "common/grid.glsl"
 #include "common/tensor.glsl"
 
-#define WG 128u
-layout(local_size_x = 128) in;
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint FLAT = 0u;
+#define WG gl_WorkGroupSize.x
 
 layout(set = 0, binding = 0) readonly buffer Src { float s[]; };
+layout(set = 0, binding = 0) readonly buffer Src4 { vec4 s4[]; };
 layout(set = 0, binding = 1) writeonly buffer Dst { float d[]; };
 
 // Mirrored by struct reduce_push in ops_glue.c.
@@ -32,7 +42,7 @@ layout(push_constant) uniform Push {
     uint chunk;    // repetitions per chunk
 } p;
 
-shared float partial[WG];
+shared float partial[1024];
 
 void main() {
     uint g = vkg_group_linear();
@@ -46,17 +56,38 @@ void main() {
     uint begin = c * p.chunk;
     uint end = min(n_rep, begin + p.chunk);
     float acc = 0.0;
-    for (uint r = begin + gl_LocalInvocationID.x; r < end; r += WG) {
-        uvec4 sidx = vkg_unravel(r, p.r_ne) * p.d_ne + jidx;
-        acc += s[p.s_off + vkg_offset(sidx, p.s_nb)];
+    uint lid = gl_LocalInvocationID.x;
+    if (FLAT != 0u && p.s_off % 4u == 0u) {
+        // One output, contiguous source: elements s_off .. s_off + n_rep.
+        uint n4 = n_rep / 4u, b4 = p.s_off / 4u, q = lid;
+        vec4 a[8];
+        [[unroll]] for (uint u = 0u; u < 8u; u++)
+            a[u] = vec4(0.0);
+        for (; q + 7u * WG < n4; q += 8u * WG)
+            [[unroll]] for (uint u = 0u; u < 8u; u++)
+                a[u] += s4[b4 + q + u * WG];
+        for (; q < n4; q += WG)
+            a[0] += s4[b4 + q];
+        vec4 v = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+        acc = (v.x + v.y) + (v.z + v.w);
+        if (lid < n_rep - 4u * n4)
+            acc += s[p.s_off + 4u * n4 + lid];
+    } else if (FLAT != 0u) {
+        for (uint r = lid; r < n_rep; r += WG)
+            acc += s[p.s_off + r];
+    } else {
+        for (uint r = begin + lid; r < end; r += WG) {
+            uvec4 sidx = vkg_unravel(r, p.r_ne) * p.d_ne + jidx;
+            acc += s[p.s_off + vkg_offset(sidx, p.s_nb)];
+        }
     }
-    partial[gl_LocalInvocationID.x] = acc;
+    partial[lid] = acc;
     barrier();
     for (uint w = WG / 2u; w > 0u; w >>= 1) {
-        if (gl_LocalInvocationID.x < w)
-            partial[gl_LocalInvocationID.x] += partial[gl_LocalInvocationID.x + w];
+        if (lid < w)
+            partial[lid] += partial[lid + w];
         barrier();
     }
-    if (gl_LocalInvocationID.x == 0u)
+    if (lid == 0u)
         d[p.d_off + g] = partial[0];
 }

@@ -20,10 +20,9 @@
 // when the chunk and the sequence are the only ones, else as partials for
 // ssm_conv_back.comp's CONV_REDUCE pass. No atomics: deterministic.
 // Spec constant DC = d_conv (<= DCMAX, registers per channel), or DCFIX: a
-// kernel compiled for one d_conv, with exactly sized arrays. CB, TS, WG, CVS,
-// PF, ONEBAR (ring 4*TS wide: a step's writes never touch what the step
-// before still reads, so one barrier per step suffices) and EPIU (unrolled
-// d_c epilogue) are compile-time (meson defines), one SPIR-V per variant.
+// kernel compiled for one d_conv, with exactly sized arrays. CB, TS, WG and
+// EPIU (unrolled d_c epilogue) are compile-time (meson defines), one SPIR-V
+// per variant.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : enable
 #include "common/ops_ssm_conv.glsl"
@@ -33,12 +32,6 @@
 #endif
 #ifndef TS
 #define TS 64
-#endif
-#ifndef CVS
-#define CVS 0 // 1: c in shared memory instead of registers
-#endif
-#ifndef PF
-#define PF 1  // steps of loads in flight per invocation (1 or 2)
 #endif
 #ifndef WG
 #define WG 256             // invocations per workgroup
@@ -50,14 +43,11 @@
 #define EPIU 0
 #endif
 #endif
-#ifndef ONEBAR
-#define ONEBAR 0 // 1: ring 4*TS wide, one barrier per step
-#endif
 #define NW (WG / 32)       // warps (groups of 32 invocations) per workgroup
 #define CPT (CB / NW)      // channels per invocation
 #define APT (TS / 32)      // positions per invocation per step
 #define NG (CB * TS / WG)  // g loads per invocation per step
-#define R ((2 + 2 * ONEBAR) * TS) // ring width in positions (power of two)
+#define R (2 * TS)         // ring width in positions (power of two)
 #define RS (R + 1)         // padded ring row
 #define RROW 33            // padded row of the final lane reduction
 #define KG0 ((CB * RS) / (CB * RROW))
@@ -80,12 +70,6 @@ layout(std430, set = 0, binding = 3) writeonly buffer BufD { float d_data[]; };
 layout(std430, set = 0, binding = 4) writeonly buffer BufP { float p_data[]; };
 
 shared float gs[CB * RS];
-#if CVS
-shared float cs[CB * DCMAX]; // c, read as a broadcast (fewer registers)
-#define CV(j, k) cs[(w + NW * (j)) * DCMAX + (k)]
-#else
-#define CV(j, k) cv[j][k]
-#endif
 
 void main() {
     const uint wg = vkg_group_linear();
@@ -110,19 +94,12 @@ void main() {
     [[unroll]] for (uint j = 0; j < CPT; j++)
         [[unroll]] for (uint k = 0; k < DC; k++)
             dcacc[j][k] = 0.0;
-#if CVS
-    for (uint e = lid; e < CB * DC; e += WG) {
-        const uint c = e / DC, k = e % DC, ch = ch0 + c;
-        cs[c * DCMAX + k] = ch < p.di ? c_data[p.off_c + k * p.c0 + ch * p.c1] : 0.0;
-    }
-#else
     float cv[CPT][DCMAX];
     [[unroll]] for (uint j = 0; j < CPT; j++) {
         const uint ch = ch0 + w + NW * j;
         [[unroll]] for (uint k = 0; k < DC; k++)
             cv[j][k] = ch < p.di ? c_data[p.off_c + k * p.c0 + ch * p.c1] : 0.0;
     }
-#endif
 
     // g at the DC-1 positions before the chunk (zero before t = 0).
     for (uint e = lid; e < CB * (DC - 1); e += WG) {
@@ -136,35 +113,34 @@ void main() {
 
     // Loads of the step starting at u0 into registers GP, XP: g at times u0..
     // (channel-fast), sx at positions u0.. (time-fast); zero outside the
-    // chunk and the tensors. (diag bits 1, 2: skip them, for measurement.)
+    // chunk and the tensors.
 #define LOAD_STEP(GP, XP, u0)                                                  \
     [[unroll]] for (uint q = 0; q < NG; q++) {                                 \
         const uint e = lid + WG * q, c = e % CB, t = (u0) + e / CB;            \
         GP[q] = 0.0;                                                           \
-        if (ch0 + c < p.di && t < ue && t < p.nt && (p.diag & 1) == 0)         \
+        if (ch0 + c < p.di && t < ue && t < p.nt)                              \
             GP[q] = g_data[gbase + (ch0 + c) * p.g0 + t * p.g1];               \
     }                                                                          \
     [[unroll]] for (uint j = 0; j < CPT; j++)                                  \
         [[unroll]] for (uint a = 0; a < APT; a++) {                            \
             const uint ch = ch0 + w + NW * j, u = (u0) + lane + 32 * a;        \
             XP[j][a] = 0.0;                                                    \
-            if (ch < p.di && u < ue && (p.diag & 2) == 0)                      \
+            if (ch < p.di && u < ue)                                           \
                 XP[j][a] = sx_data[xbase + u * p.sx0 + ch * p.sx1];            \
         }
     // One step at u0 from registers GP, XP, which then take the loads of the
-    // step PF*TS further on (issued before this step's arithmetic).
+    // step TS further on (issued before this step's arithmetic).
 #define STEP(GP, XP, u0)                                                       \
     {                                                                          \
-        if (ONEBAR == 0)                                                       \
-            barrier(); /* the previous step has finished reading the ring */  \
+        barrier(); /* the previous step has finished reading the ring */      \
         [[unroll]] for (uint q = 0; q < NG; q++) {                             \
             const uint e = lid + WG * q;                                       \
             gs[(e % CB) * RS + (((u0) + e / CB) & (R - 1))] = GP[q];           \
         }                                                                      \
         float xcur[CPT][APT] = XP;                                             \
         barrier();                                                             \
-        if ((u0) + PF * TS < ue) {                                             \
-            LOAD_STEP(GP, XP, (u0) + PF * TS)                                  \
+        if ((u0) + TS < ue) {                                                  \
+            LOAD_STEP(GP, XP, (u0) + TS)                                       \
         }                                                                      \
         [[unroll]] for (uint j = 0; j < CPT; j++) {                            \
             const uint c = w + NW * j, ch = ch0 + c;                           \
@@ -175,30 +151,18 @@ void main() {
                 float acc = 0.0;                                               \
                 [[unroll]] for (uint k = 0; k < DC; k++) {                     \
                     const float gv = gs[c * RS + ((u - k) & (R - 1))];         \
-                    acc = fma(gv, CV(j, k), acc);                              \
+                    acc = fma(gv, cv[j][k], acc);                              \
                     dcacc[j][k] = fma(xcur[j][a], gv, dcacc[j][k]);            \
                 }                                                              \
-                if ((p.diag & 4) == 0)                                         \
-                    d_data[dbase + u + L * ch] = acc;                          \
+                d_data[dbase + u + L * ch] = acc;                              \
             }                                                                  \
         }                                                                      \
     }
 
     float gA[NG], xA[CPT][APT];
     LOAD_STEP(gA, xA, ub)
-#if PF == 2
-    float gB[NG], xB[CPT][APT];
-    if (ub + TS < ue) {
-        LOAD_STEP(gB, xB, ub + TS)
-    }
-#endif
-    for (uint u0 = ub; u0 < ue; u0 += PF * TS) {
+    for (uint u0 = ub; u0 < ue; u0 += TS)
         STEP(gA, xA, u0)
-#if PF == 2
-        if (u0 + TS < ue)
-            STEP(gB, xB, u0 + TS)
-#endif
-    }
 #undef STEP
 #undef LOAD_STEP
 

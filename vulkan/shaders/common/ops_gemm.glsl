@@ -16,8 +16,11 @@
 //   buffers; the next step's global loads are issued into registers before
 //   the current step's FMAs and stored after them, one barrier per step, so
 //   global latency hides behind arithmetic (but the loaded values stay live
-//   across the FMAs: on an H200 that costs occupancy, so the big tiles use
-//   GEMM_PIPE 0 and only the small, latency-bound ones use 1).
+//   across the FMAs, which costs registers: ops/matmul.c says which tiles
+//   measured faster with which).
+//   GEMM_WARP2D 1: invocation idx maps to (tx, ty) so that each 32 of them
+//   hold an 8 x 4 patch of register blocks instead of a 32 x 1 row (fewer
+//   shared-memory passes per k in the inner loop; see main()).
 // A tile is loaded along whichever of its axes has unit stride, so the
 // transposed-src1 case reads global memory as coalesced as the contiguous
 // one. Edges: staged tiles are zero-filled, stores are bounds-checked.
@@ -60,6 +63,9 @@
 #ifndef GEMM_LOADMAP
 #define GEMM_LOADMAP 0
 #endif
+#ifndef GEMM_WARP2D
+#define GEMM_WARP2D 0
+#endif
 
 #define BM GEMM_BM
 #define BN GEMM_BN
@@ -75,6 +81,9 @@
 #define GB (BN * BK / (4 * WG))
 #define STAGES (GEMM_PIPE + 1)
 
+#if GEMM_WARP2D && (NT_M % 8 != 0 || NT_N % 4 != 0 || WG % 32 != 0)
+#error "GEMM_WARP2D needs 8 x 4 blocks of invocations"
+#endif
 #if GA < 1 || GB < 1 || (BM * BK) % (4 * WG) != 0 || (BN * BK) % (4 * WG) != 0
 #error "tile too small for the workgroup: each invocation must load whole 4-float groups"
 #endif
@@ -100,7 +109,7 @@ layout(push_constant) uniform Push {
 layout(std430, set = 0, binding = 0) readonly buffer BufA4 { vec4 a4_data[]; };
 layout(std430, set = 0, binding = 1) readonly buffer BufB4 { vec4 b4_data[]; };
 
-// Vectorised staging (GEMM_PIPE 0 only), chosen per pipeline by ops/matmul.c
+// Vectorised staging (either GEMM_PIPE), chosen per pipeline by ops/matmul.c
 // through specialization constants and only where the operand allows it:
 // offset, row and batch strides multiples of 4 floats and the unit-stride
 // extent (K, or M / N) a multiple of 4, so a 16-byte chunk is wholly inside
@@ -227,7 +236,7 @@ shared vec4 sh_b[STAGES * BK * LDB4];
         }                                                                                 \
     }
 
-#define VKG_GEMM_STORE4(DST, LD4, RV, G, ROWS, S_ROW, S_K)                                \
+#define VKG_GEMM_STORE4(DST, BASE, LD4, RV, G, ROWS, S_ROW, S_K)                          \
     {                                                                                     \
         const bool k_fast = (S_K == 1u && S_ROW != 1u);                                   \
         if (k_fast && GEMM_KMAP == 1u) {                                                  \
@@ -237,8 +246,9 @@ shared vec4 sh_b[STAGES * BK * LDB4];
                 const uint kq = ((b / 8u) % (BK / 4u)) * 4u;                              \
                 if (b < (ROWS) * BK / 16u) {                                              \
                     [[unroll]] for (uint c = 0; c < 4; c++)                               \
-                        DST[(kq + c) * LD4 + rq] = vec4(RV[h * 4][c], RV[h * 4 + 1][c],   \
-                                                        RV[h * 4 + 2][c], RV[h * 4 + 3][c]); \
+                        DST[BASE + (kq + c) * LD4 + rq] =                                 \
+                            vec4(RV[h * 4][c], RV[h * 4 + 1][c], RV[h * 4 + 2][c],        \
+                                 RV[h * 4 + 3][c]);                                       \
                 }                                                                         \
             }                                                                             \
         } else if (k_fast) {                                                              \
@@ -247,12 +257,12 @@ shared vec4 sh_b[STAGES * BK * LDB4];
                 const uint r = GEMM_KMAP == 2u ? g % (ROWS) : g / (BK / 4u);              \
                 const uint q = GEMM_KMAP == 2u ? g / (ROWS) : g % (BK / 4u);              \
                 [[unroll]] for (uint c = 0; c < 4; c++)                                   \
-                    DST[(q * 4u + c) * LD4 + r / 4u][r % 4u] = RV[h][c];                  \
+                    DST[BASE + (q * 4u + c) * LD4 + r / 4u][r % 4u] = RV[h][c];           \
             }                                                                             \
         } else {                                                                          \
             [[unroll]] for (uint h = 0; h < G; h++) {                                     \
                 const uint g = gl_LocalInvocationIndex + WG * h;                          \
-                DST[(g / ((ROWS) / 4u)) * LD4 + g % ((ROWS) / 4u)] = RV[h];               \
+                DST[BASE + (g / ((ROWS) / 4u)) * LD4 + g % ((ROWS) / 4u)] = RV[h];        \
             }                                                                             \
         }                                                                                 \
     }
@@ -271,9 +281,47 @@ shared vec4 sh_b[STAGES * BK * LDB4];
                     acc[s * 4 + c][t] = fma(vec4(av[s][c]), bv[t], acc[s * 4 + c][t]);    \
     }
 
+// One operand's step: global -> registers (K0: first k of the step), then
+// registers -> the staged buffer at vec4 offset BASE; 16-byte or scalar
+// staging per GEMM_V4 (a specialization constant: the branch folds away).
+#define VKG_GEMM_LOAD_A(K0)                                                               \
+    if ((GEMM_V4 & 1u) != 0u) {                                                           \
+        VKG_GEMM_FETCH4(va, GA, BM, a4_data, base_a, p.sa_i, p.sa_k, p.M, m0, K0, kend)   \
+    } else {                                                                              \
+        VKG_GEMM_FETCH(ra, GA, BM, a_data, base_a, p.sa_i, p.sa_k, p.M, m0, K0, kend)     \
+    }
+#define VKG_GEMM_LOAD_B(K0)                                                               \
+    if ((GEMM_V4 & 2u) != 0u) {                                                           \
+        VKG_GEMM_FETCH4(vb, GB, BN, b4_data, base_b, p.sb_j, p.sb_k, p.N, n0, K0, kend)   \
+    } else {                                                                              \
+        VKG_GEMM_FETCH(rb, GB, BN, b_data, base_b, p.sb_j, p.sb_k, p.N, n0, K0, kend)     \
+    }
+#define VKG_GEMM_PUT_A(BASE)                                                              \
+    if ((GEMM_V4 & 1u) != 0u) {                                                           \
+        VKG_GEMM_STORE4(sh_a, BASE, LDA4, va, GA, BM, p.sa_i, p.sa_k)                     \
+    } else {                                                                              \
+        VKG_GEMM_STORE(sh_a, BASE, LDA4, ra, GA, BM, p.sa_i, p.sa_k)                      \
+    }
+#define VKG_GEMM_PUT_B(BASE)                                                              \
+    if ((GEMM_V4 & 2u) != 0u) {                                                           \
+        VKG_GEMM_STORE4(sh_b, BASE, LDB4, vb, GB, BN, p.sb_j, p.sb_k)                     \
+    } else {                                                                              \
+        VKG_GEMM_STORE(sh_b, BASE, LDB4, rb, GB, BN, p.sb_j, p.sb_k)                      \
+    }
+
 void main() {
     const uint idx = gl_LocalInvocationIndex;
+#if GEMM_WARP2D
+    // Each group of 32 invocations covers 8 x 4 register blocks (m x n), so
+    // one k-row read of the inner loop touches 8 A and 4 B vec4s (128 and 64
+    // bytes: one pass of the banks each) instead of 32 A and 1 B (4 passes).
+    // A permutation of the invocations: correct for any subgroup size.
+    const uint lane = idx % 32u, grp = idx / 32u;
+    const uint tx = (grp % (NT_M / 8u)) * 8u + lane % 8u;
+    const uint ty = (grp / (NT_M / 8u)) * 4u + lane / 8u;
+#else
     const uint tx = idx % NT_M, ty = idx / NT_M;
+#endif
     const uint tiles_m = (p.M + BM - 1) / BM;
     const uint tiles_n = (p.N + BN - 1) / BN;
     const uint n_batch = p.n_b2 * p.n_b3;
@@ -296,63 +344,37 @@ void main() {
                     [[unroll]] for (uint t = 0; t < SM_N; t++)
                         acc[i][t] = vec4(0.0);
                 float ra[GA * 4], rb[GB * 4];
-#if GEMM_PIPE == 0
                 vec4 va[NV4(BM, GA)], vb[NV4(BN, GB)];
-#endif
 
 #if GEMM_PIPE == 0
                 for (uint k0 = kbeg; k0 < kend; k0 += BK) {
                     barrier(); // the previous step's readers are done
-                    if ((GEMM_V4 & 1u) != 0u) {
-                        VKG_GEMM_FETCH4(va, GA, BM, a4_data, base_a, p.sa_i, p.sa_k, p.M, m0, k0,
-                                        kend)
-                    } else {
-                        VKG_GEMM_FETCH(ra, GA, BM, a_data, base_a, p.sa_i, p.sa_k, p.M, m0, k0,
-                                       kend)
-                    }
-                    if ((GEMM_V4 & 2u) != 0u) {
-                        VKG_GEMM_FETCH4(vb, GB, BN, b4_data, base_b, p.sb_j, p.sb_k, p.N, n0, k0,
-                                        kend)
-                    } else {
-                        VKG_GEMM_FETCH(rb, GB, BN, b_data, base_b, p.sb_j, p.sb_k, p.N, n0, k0,
-                                       kend)
-                    }
-                    if ((GEMM_V4 & 1u) != 0u) {
-                        VKG_GEMM_STORE4(sh_a, LDA4, va, GA, BM, p.sa_i, p.sa_k)
-                    } else {
-                        VKG_GEMM_STORE(sh_a, 0u, LDA4, ra, GA, BM, p.sa_i, p.sa_k)
-                    }
-                    if ((GEMM_V4 & 2u) != 0u) {
-                        VKG_GEMM_STORE4(sh_b, LDB4, vb, GB, BN, p.sb_j, p.sb_k)
-                    } else {
-                        VKG_GEMM_STORE(sh_b, 0u, LDB4, rb, GB, BN, p.sb_j, p.sb_k)
-                    }
+                    VKG_GEMM_LOAD_A(k0)
+                    VKG_GEMM_LOAD_B(k0)
+                    VKG_GEMM_PUT_A(0u)
+                    VKG_GEMM_PUT_B(0u)
                     barrier();
                     VKG_GEMM_STEP(0u, 0u)
                 }
 #else
                 // The loop below ends every step with a barrier, so buffer 0
                 // is free here even for a grid-stride successor tile.
-                VKG_GEMM_FETCH(ra, GA, BM, a_data, base_a, p.sa_i, p.sa_k, p.M, m0, kbeg, kend)
-                VKG_GEMM_FETCH(rb, GB, BN, b_data, base_b, p.sb_j, p.sb_k, p.N, n0, kbeg, kend)
-                VKG_GEMM_STORE(sh_a, 0u, LDA4, ra, GA, BM, p.sa_i, p.sa_k)
-                VKG_GEMM_STORE(sh_b, 0u, LDB4, rb, GB, BN, p.sb_j, p.sb_k)
+                VKG_GEMM_LOAD_A(kbeg)
+                VKG_GEMM_LOAD_B(kbeg)
+                VKG_GEMM_PUT_A(0u)
+                VKG_GEMM_PUT_B(0u)
                 barrier();
                 uint cur = 0u;
                 for (uint k0 = kbeg; k0 < kend; k0 += BK) {
                     const bool more = k0 + BK < kend; // workgroup-uniform
                     if (more) {
-                        VKG_GEMM_FETCH(ra, GA, BM, a_data, base_a, p.sa_i, p.sa_k, p.M, m0,
-                                       k0 + BK, kend)
-                        VKG_GEMM_FETCH(rb, GB, BN, b_data, base_b, p.sb_j, p.sb_k, p.N, n0,
-                                       k0 + BK, kend)
+                        VKG_GEMM_LOAD_A(k0 + BK)
+                        VKG_GEMM_LOAD_B(k0 + BK)
                     }
                     VKG_GEMM_STEP(cur * (BK * LDA4), cur * (BK * LDB4))
                     if (more) {
-                        VKG_GEMM_STORE(sh_a, (cur ^ 1u) * (BK * LDA4), LDA4, ra, GA, BM, p.sa_i,
-                                       p.sa_k)
-                        VKG_GEMM_STORE(sh_b, (cur ^ 1u) * (BK * LDB4), LDB4, rb, GB, BN, p.sb_j,
-                                       p.sb_k)
+                        VKG_GEMM_PUT_A((cur ^ 1u) * (BK * LDA4))
+                        VKG_GEMM_PUT_B((cur ^ 1u) * (BK * LDB4))
                     }
                     barrier(); // the next buffer is staged; this one is free again
                     cur ^= 1u;

@@ -17,8 +17,7 @@ layout(push_constant) uniform Push {
     uint off_sx, off_c, off_g, off_d;
     uint off_p, n_tiles, n_cb, clen; // partials offset, time tiles (chunks), channel blocks,
                                      // positions per chunk (ssm_conv_walk.comp)
-    uint order, diag, pad1, pad2;    // grid order of ssm_conv_walk.comp; diag: bits
-                                     // that skip parts of it, for measurement only
+    uint order, pad0, pad1, pad2;    // grid order of ssm_conv_walk.comp and ssm_conv_vec.comp
 } p;
 
 #endif

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# conformance/check_forced_paths.sh — every alternative Vulkan path, forced,
+# against the float64 reference.
+#
+# Several ops choose between kernels by shape and device (ops files' design
+# comments): the default cases reach only the choice their small shapes get
+# on the device at hand, so a path taken only for big shapes, or only on
+# other devices, would otherwise go unchecked. Each line below forces one
+# choice with its tuning knob (knobs never change results, only the kernel)
+# and runs the cases of that op. Exits non-zero when any run fails.
+#
+#   check_forced_paths.sh VKGRAD [DEVICE]     DEVICE: vulkan (default) or N
+set -uo pipefail
+vkgrad=${1:?usage: check_forced_paths.sh VKGRAD [DEVICE]}
+device=${2:-vulkan}
+glue='add*,cont*,mul.*,neg*,repeat*,scale*,sqr*,sub*,sum*,view_back*,train_*'
+fails=0
+run() { # label, include, env assignments...
+  local label=$1 include=$2
+  shift 2
+  local out rc
+  out=$(env "$@" "$vkgrad" conform --device "$device" --quiet --no-determinism --time-reps 0 \
+    --include "$include" 2>&1)
+  rc=$?
+  if [ $rc -eq 0 ]; then
+    echo "ok    $label"
+  else
+    echo "FAIL  $label (exit $rc): $*"
+    echo "$out" | tail -20
+    fails=$((fails + 1))
+  fi
+}
+run "gemm: transpose pre-pass on every plan" 'out_prod*,mul_mat*' VKG_TUNE_GEMM=tr=2
+run "gemm: big kernels only" 'out_prod*,mul_mat*' VKG_TUNE_GEMM=mid=0,small=0,split=0
+run "conv: 16-byte kernel v16x2" 'ssm_conv*' VKG_TUNE_CONV=v16x2
+run "conv: 16-byte kernel v16w" 'ssm_conv*' VKG_TUNE_CONV=v16w
+run "conv: walk 16x128u" 'ssm_conv*' VKG_TUNE_CONV=16x128u
+run "scan Mamba-2: chunked recurrence" 'ssm_scan_back.mamba2*' VKG_TUNE_SCAN_SSD=0
+run "scan Mamba-2: matrix form, big-grid layout" 'ssm_scan_back.mamba2*' \
+  VKG_TUNE_SSD_SPLIT=0 VKG_TUNE_SSD_KPRE=1 VKG_TUNE_SSD_Q=64 VKG_TUNE_SSD_KT=8
+run "scan Mamba-2: matrix form, mid-grid layout" 'ssm_scan_back.mamba2*' \
+  VKG_TUNE_SSD_SPLIT=0 VKG_TUNE_SSD_Q=32 VKG_TUNE_SSD_KT=16
+run "scan Mamba-1: chunked recurrence" 'ssm_scan_back.mamba1*' VKG_TUNE_SCAN_CHAN=0
+run "scan Mamba-1: channel path at every length" 'ssm_scan_back.mamba1*' VKG_TUNE_CHAN_MINTOK=1
+run "glue: barriers only where needed, profiled too" "$glue" VKG_TUNE_BARRIER=deps
+run "glue: no fused chains, two-pass VIEW_BACK and SUM" "$glue" VKG_TUNE_FUSE=0 VKG_TUNE_VIEW_BACK=2 VKG_TUNE_SUM_ONE=0
+[ $fails -eq 0 ] || { echo "$fails forced-path run(s) failed" >&2; exit 1; }

@@ -1,0 +1,119 @@
+// common/ops_ssm_scan_chan.glsl — what the kernels of ssm_scan_back_chan.comp
+// share: the Mamba-1 backward scan with NL lanes per channel (SPEC §3).
+//
+// A channel's d_state states are split over NL consecutive lanes of a
+// subgroup, DSL = d_state / NL states each, kept in registers (arrays sized
+// by specialization constants, indexed by unrolled loops only). A workgroup
+// owns WG / NL consecutive channels of one time chunk (CT tokens) of one
+// sequence, so every lane of it walks the same tokens in step: the chunk's
+// B and C are staged once in shared memory and the per-token sums over
+// channels (d_B, d_C) can be formed across the lanes of a subgroup.
+//
+// Specialization constants: 0 WG, 1 SH (shared floats), 2 SG (the fixed
+// subgroup size), 3 CT, 4 DSL, 5 NL, 6 KS (tokens per replayed sub-chunk),
+// 7 VP.
+#ifndef VKG_OPS_SSM_SCAN_CHAN_GLSL
+#define VKG_OPS_SSM_SCAN_CHAN_GLSL
+
+#define CHAN_F_DTP 1u // dt' kept in scratch by CHAN_SUM for CHAN_BACK
+#define CHAN_F_ONE 2u // one chunk: no CHAN_SUM, no CHAN_CARRY
+
+#extension GL_GOOGLE_include_directive : require
+#include "grid.glsl"
+
+layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
+layout(constant_id = 1) const uint SH = 1;
+layout(constant_id = 2) const uint SG = 32;
+layout(constant_id = 3) const uint CT = 32;
+// CHAN_FIX: DSL, NL, KS and VP as compile-time constants (-DFIX_DSL=...).
+// The register arrays are sized by these; measured on the H200, arrays sized
+// by specialization constants were not kept in registers (the generic build
+// ran ~20x slower), so the hot configurations are built fixed.
+#if defined(CHAN_FIX)
+const uint DSL = FIX_DSL;
+const uint NL = FIX_NL;
+const uint KS = FIX_KS;
+const uint VP = 2u * FIX_DSL;
+#else
+layout(constant_id = 4) const uint DSL = 1;
+layout(constant_id = 5) const uint NL = 1;
+layout(constant_id = 6) const uint KS = 4;
+// The per-token d_B / d_C values a lane reduces: 2 * DSL padded with zeros
+// to a power of two (the reduce-scatter halves them).
+layout(constant_id = 7) const uint VP = 2;
+#endif
+#define WG gl_WorkGroupSize.x
+
+// Mirrored by struct chan_push in ops/ssm_scan_back_chan.c. Unit stride along
+// dim 0 of s, dt, A, B and C (the host checks it); x and g_y have one
+// element along dim 0 (head_dim 1), so their channel stride is x_h / 1.
+layout(push_constant) uniform Push {
+    uint ds, D, nt, nq, nc, n_slots, nj, flags; // d_state, d_inner, tokens, sequences, chunks, slots,
+                                                 // d_B / d_C partials per token, CHAN_F_*
+    uint off_s, off_x, off_dt, off_A, off_B, off_C, off_ids, off_g, off_d, off_st, off_pt;
+    uint s_h, s_slot;                            // s strides (n unit)
+    uint x_h, x_t, x_q;                          // x strides
+    uint dt_t, dt_q;                             // dt strides (channel unit)
+    uint A_h;                                    // A stride along channels (n unit)
+    uint B_t, B_q, C_t, C_q;                     // B, C strides (n unit)
+    uint pad0;
+} p;
+
+layout(std430, set = 0, binding = 0) readonly buffer BufS { float s_data[]; };
+layout(std430, set = 0, binding = 1) readonly buffer BufX { float x_data[]; };
+layout(std430, set = 0, binding = 2) readonly buffer BufDt { float dt_data[]; };
+layout(std430, set = 0, binding = 3) readonly buffer BufA { float A_data[]; };
+layout(std430, set = 0, binding = 4) readonly buffer BufB { float B_data[]; };
+layout(std430, set = 0, binding = 5) readonly buffer BufC { float C_data[]; };
+layout(std430, set = 0, binding = 6) readonly buffer BufIds { int ids_data[]; };
+layout(std430, set = 0, binding = 7) readonly buffer BufG { float g_data[]; };
+layout(std430, set = 0, binding = 8) writeonly buffer BufD { float d_data[]; };
+layout(std430, set = 0, binding = 9) buffer BufSt { float st_data[]; };
+layout(std430, set = 0, binding = 10) buffer BufPt { float pt_data[]; };
+
+const float CHAN_LOG2E = 1.4426950408889634;
+
+// softplus(dt) = dt > 20 ? dt : log(1 + exp(dt)), with log1p accuracy for
+// very negative dt (log(1 + tiny) would round to 0).
+float chan_softplus(float v) {
+    if (v > 20.0)
+        return v;
+    const float e = exp(v);
+    const float u = 1.0 + e;
+    return u == 1.0 ? e : log(u) * (e / (u - 1.0));
+}
+
+// d softplus / d dt.
+float chan_softplus_grad(float v) {
+    return v > 20.0 ? 1.0 : 1.0 / (1.0 + exp(-v));
+}
+
+// Scratch layout (element offsets after off_st / off_pt), E, G and the d_A
+// partials indexed [q][chunk][n][channel] (consecutive lanes, consecutive
+// words):
+//   st: E  the chunk's forward scan from zero, then (CARRY) the state entering it
+//       G  the chunk's adjoint sum, then (CARRY) mu leaving it
+//       S  [q][chunk][channel] the chunk's sum of dt' (its decay is exp(A S))
+//       DTP [q][t][channel] dt' (with CHAN_F_DTP only)
+//   pt: A  d_A partials per chunk
+//       BC d_B, d_C partials [q][t][channel subgroup or block][2 d_state]
+//       S  mu_0 per sequence [q][n][channel], the terms of d_s
+uint chan_idx(uint q, uint c, uint n, uint ch) {
+    return ((q * p.nc + c) * p.ds + n) * p.D + ch;
+}
+uint chan_st_e() { return 0u; }
+uint chan_st_g() { return p.nq * p.nc * p.ds * p.D; }
+uint chan_st_s() { return 2u * p.nq * p.nc * p.ds * p.D; }
+uint chan_pt_a() { return 0u; }
+uint chan_pt_bc() { return p.nq * p.nc * p.ds * p.D; }
+uint chan_pt_s() { return chan_pt_bc() + p.nq * p.nt * p.nj * 2u * p.ds; } // mu_0 [q][n][channel]
+
+uint chan_st_dtp() { return chan_st_s() + p.nq * p.nc * p.D; } // [q][t][channel]
+
+// Output regions (element offsets after off_d): d_s, d_x, d_dt, d_A, d_B, d_C.
+uint chan_out_x() { return p.ds * p.D * p.n_slots; }
+uint chan_out_dt() { return chan_out_x() + p.D * p.nt * p.nq; }
+uint chan_out_a() { return chan_out_dt() + p.D * p.nt * p.nq; }
+uint chan_out_b() { return chan_out_a() + p.ds * p.D; }
+
+#endif

@@ -1,0 +1,99 @@
+// common/ops_ssm_scan_ssd.glsl — what the four kernels of
+// shaders/ssm_scan_back_ssd.comp share: the push block (mirrored by
+// struct ssd_push in ops/ssm_scan_back_ssd.c), the bindings, strided loads of
+// the inputs, and the scratch layout.
+//
+// Scratch (two bindings, both starting at element 0 of their range):
+//   sr: S[q][h][c][n][p] (chunk summaries, replaced by the state entering
+//       each chunk), R[q][h][c][n][p] (replaced by the adjoint leaving each
+//       chunk), DC[q][h][c] (exp of the chunk's log decay), DSQ[q][h][n][p]
+//       (a_0 * lambda_0 of each sequence), DAP[q][h][c][role] (d_A
+//       partials), with split SSD_MAIN DDT[q][h][t][role] (d_dt partials);
+//   bc: per-head d_B then d_C partials, [q][h][t][n] each; then, when
+//       precomputed, K = C B^T per (q, g, c) chunk, [t][u].
+// Every index fits 32 bits: the host checks the sizes.
+#ifndef VKG_OPS_SSM_SCAN_SSD_GLSL
+#define VKG_OPS_SSM_SCAN_SSD_GLSL
+
+#extension GL_GOOGLE_include_directive : require
+#include "grid.glsl"
+
+layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
+layout(constant_id = 1) const uint Q = 64; // tokens per chunk, a multiple of 16
+#define WG gl_WorkGroupSize.x
+
+layout(push_constant) uniform Push {
+    uint ds, hd, nh, ng, nt, nq, n_slots, nc;  // nc: chunks per sequence
+    uint off_s, off_x, off_dt, off_A, off_B, off_C, off_ids, off_g, off_d;
+    uint s_p, s_h, s_slot;                      // s strides (n unit)
+    uint x_h, x_t, x_q;                         // x strides (p unit)
+    uint dt_t, dt_q;                            // dt strides (h unit)
+    uint A_h;                                   // A stride along heads
+    uint B_g, B_t, B_q, C_g, C_t, C_q;          // B, C strides (n unit)
+} p;
+
+layout(std430, set = 0, binding = 0) readonly buffer BufS { float s_data[]; };
+layout(std430, set = 0, binding = 1) readonly buffer BufX { float x_data[]; };
+layout(std430, set = 0, binding = 2) readonly buffer BufDt { float dt_data[]; };
+layout(std430, set = 0, binding = 3) readonly buffer BufA { float A_data[]; };
+layout(std430, set = 0, binding = 4) readonly buffer BufB { float B_data[]; };
+layout(std430, set = 0, binding = 5) readonly buffer BufC { float C_data[]; };
+layout(std430, set = 0, binding = 6) readonly buffer BufIds { int ids_data[]; };
+layout(std430, set = 0, binding = 7) readonly buffer BufG { float g_data[]; };
+layout(std430, set = 0, binding = 8) buffer BufD { float d_data[]; };
+layout(std430, set = 0, binding = 9) buffer BufSR { float sr[]; };
+layout(std430, set = 0, binding = 10) buffer BufBC { float bc[]; };
+
+// Same rounding as the other scan kernels (log1p-accurate for small e).
+float ssd_softplus(float v) {
+    if (v > 20.0)
+        return v;
+    const float e = exp(v);
+    const float u = 1.0 + e;
+    return u == 1.0 ? e : log(u) * (e / (u - 1.0));
+}
+
+float ssd_softplus_grad(float v) {
+    return v > 20.0 ? 1.0 : 1.0 / (1.0 + exp(-v));
+}
+
+float ld_x(uint pp, uint h, uint t, uint q) {
+    return x_data[p.off_x + pp + h * p.x_h + t * p.x_t + q * p.x_q];
+}
+float ld_dt(uint h, uint t, uint q) {
+    return dt_data[p.off_dt + h + t * p.dt_t + q * p.dt_q];
+}
+float ld_B(uint n, uint g, uint t, uint q) {
+    return B_data[p.off_B + n + g * p.B_g + t * p.B_t + q * p.B_q];
+}
+float ld_C(uint n, uint g, uint t, uint q) {
+    return C_data[p.off_C + n + g * p.C_g + t * p.C_t + q * p.C_q];
+}
+// g_y[pp, h, t, q] (g is the packed gradient: g_y, then g_S).
+float ld_gy(uint pp, uint h, uint t, uint q) {
+    return g_data[p.off_g + pp + p.hd * (h + p.nh * (t + p.nt * q))];
+}
+float ld_gS(uint n, uint pp, uint h, uint q) {
+    return g_data[p.off_g + p.hd * p.nh * p.nt * p.nq + n + p.ds * (pp + p.hd * (h + p.nh * q))];
+}
+
+// Scratch offsets (elements).
+uint ssd_nsr() { return p.nq * p.nh * p.nc * p.ds * p.hd; }
+uint ssd_dc() { return 2u * ssd_nsr(); }
+uint ssd_dsq() { return ssd_dc() + p.nq * p.nh * p.nc; }
+uint ssd_dap() { return ssd_dsq() + p.nq * p.nh * p.ds * p.hd; }
+// d_dt partials of split SSD_MAIN workgroups (nr roles), after the d_A ones.
+uint ssd_ddt(uint nr) { return ssd_dap() + p.nq * p.nh * p.nc * max(nr, 1u); }
+uint ssd_nbc() { return p.nq * p.nh * p.nt * p.ds; }
+// K = C B^T of (q, g, c) when precomputed (after the d_B / d_C partials).
+uint ssd_kofs(uint q, uint g, uint c) {
+    return 2u * ssd_nbc() + ((q * p.ng + g) * p.nc + c) * Q * Q;
+}
+
+// Output parts (elements from off_d): d_s, d_x, d_dt, d_A, d_B, d_C.
+uint ssd_out_dx() { return p.ds * p.hd * p.nh * p.n_slots; }
+uint ssd_out_ddt() { return ssd_out_dx() + p.hd * p.nh * p.nt * p.nq; }
+uint ssd_out_dA() { return ssd_out_ddt() + p.nh * p.nt * p.nq; }
+uint ssd_out_dB() { return ssd_out_dA() + p.nh; }
+
+#endif

@@ -1,0 +1,243 @@
+#version 450
+// SSM_CONV_BACK (SPEC §3) for d_conv <= 4 with 16-byte accesses, packed
+// result d_sx then d_c:
+//   d_sx[u,i,s] = sum_{k: 0 <= u-k < n_t} g[i,u-k,s] * c[k,i]
+//   d_c[k,i]    = sum_{u,s} sx[u,i,s] * g[i,u-k,s]
+// Built for bandwidth: every global access is a vec4 (the host checks that
+// g rows, and sx and d_sx rows at matching offsets, allow it).
+//
+// A workgroup owns CB channels x a chunk of steps of one sequence; a step is
+// TT = 128*GPL positions. Each row (channel) of sx / d_sx is cut into vec4
+// groups at 16-byte boundaries, so a row's groups start at a per-row shift
+// sh = (-row start) mod 4: step tau covers positions
+// [tau*TT - 4 + sh, (tau+1)*TT - 4 + sh) of that row, which partitions the
+// row over the steps. Lane m of a warp owns groups m, m+32, ... (GPL of
+// them) of a row: one vec4 of sx in, one vec4 of d_sx out each, all four
+// outputs from registers; a warp's access to a row is 512*GPL bytes long.
+// g is channel-fast: a step stages g at times [tau*TT - 8, (tau+1)*TT) for
+// its CB channels with vec4 loads along channels, transposed into shared
+// memory; row c starts at c*PITCH + 4*(c/4) and is stored shifted by
+// (4 - sh) so that every group reads its 7-position window as two aligned
+// vec4s. PITCH = 16 mod 32 and the 4*(c/4) skew make the transposing
+// stores and the vec4 reads conflict-free.
+// Loads run one step ahead (two with DB: shared memory double-buffered, one
+// barrier per step; else one buffer and two barriers per step). DB=1 was
+// slower on the H200 (twice the shared memory, less occupancy) and no
+// variant uses it now; ops/ssm_conv.c lists what was measured.
+// d_c stays in registers for the whole chunk, then each (channel, k) sums
+// its 32 lanes in a fixed order: one value per (chunk, sequence, channel,
+// k), written into d_c when it is the only one, else as partials that
+// ssm_conv_back.comp's CONV_REDUCE pass adds in a fixed order. No atomics.
+// Spec constant DC = d_conv (1..4). CB, WG, DB, GPL: meson defines.
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : enable
+#include "common/ops_ssm_conv.glsl"
+
+#ifndef CB
+#define CB 32
+#endif
+#ifndef WG
+#define WG 256
+#endif
+#ifndef DB
+#define DB 1
+#endif
+#ifndef GPL
+#define GPL 1               // vec4 groups per lane per row and step
+#endif
+#define TT (128 * GPL)      // positions per step: 32 lanes x 4 x GPL
+#define NW (WG / 32)        // warps (groups of 32 invocations)
+#define RPW (CB / NW)       // rows (channels) per warp
+#define GROWS (TT + 8)      // staged g times per step
+#define GV (GROWS * CB / 4) // staged g vec4s per step
+#define NGV ((GV + WG - 1) / WG)
+#define PITCH (TT + 16)     // >= TT + 12, = 16 mod 32
+#define BUF (CB * PITCH + 4 * (CB / 4))
+#define DCV 4
+
+layout(local_size_x = WG, local_size_y = 1, local_size_z = 1) in;
+layout(constant_id = 0) const uint DC = 4;
+
+layout(std430, set = 0, binding = 0) readonly restrict buffer BufSx { vec4 sx4[]; };
+layout(std430, set = 0, binding = 0) readonly restrict buffer BufSx1 { float sx_data[]; };
+layout(std430, set = 0, binding = 1) readonly restrict buffer BufC { float c_data[]; };
+layout(std430, set = 0, binding = 2) readonly restrict buffer BufG { vec4 g4[]; };
+layout(std430, set = 0, binding = 3) writeonly restrict buffer BufD { vec4 d4[]; };
+layout(std430, set = 0, binding = 3) writeonly restrict buffer BufD1 { float d_data[]; };
+layout(std430, set = 0, binding = 4) writeonly restrict buffer BufP { float p_data[]; };
+
+shared vec4 gs4[(1 + DB) * BUF / 4];
+
+uint row_base(uint c) {
+    return c * PITCH + 4 * (c / 4);
+}
+
+void main() {
+    const uint wg = vkg_group_linear();
+    if (wg >= p.n_cb * p.n_tiles * p.ns)
+        return;
+    const uint s = wg / (p.n_cb * p.n_tiles), r = wg % (p.n_cb * p.n_tiles);
+    // order 0: channel blocks fastest in the grid; 1: chunks fastest.
+    const uint cb = p.order == 0 ? r % p.n_cb : r / p.n_tiles;
+    const uint chunk = p.order == 0 ? r / p.n_cb : r % p.n_tiles;
+    const uint L = p.nt + DC - 1;
+    const uint n_steps = (L + 4 + TT - 1) / TT;
+    const uint tb = chunk * p.clen, te = min(tb + p.clen, n_steps); // steps of this chunk
+    const uint ch0 = cb * CB;
+    const uint lid = gl_LocalInvocationIndex, lane = lid % 32, w = lid / 32;
+    const uint gbase = p.off_g + s * p.g2;
+
+    // Rows of this invocation: c = w + NW*i. Row start in d_sx (and, as the
+    // host checked, the same residue mod 4 in sx), shift, c in registers.
+    uint dstart[RPW], xstart[RPW], sh[RPW];
+    vec4 cv[RPW];
+    vec4 dcacc[RPW];
+    [[unroll]] for (uint i = 0; i < RPW; i++) {
+        const uint ch = ch0 + w + NW * i;
+        dstart[i] = p.off_d + L * (ch + p.di * s);
+        xstart[i] = p.off_sx + ch * p.sx1 + s * p.sx2;
+        sh[i] = (4u - (dstart[i] & 3u)) & 3u;
+        cv[i] = vec4(0.0);
+        dcacc[i] = vec4(0.0);
+        if (ch < p.di)
+            [[unroll]] for (uint k = 0; k < DCV; k++)
+                if (k < DC)
+                    cv[i][k] = c_data[p.off_c + k * p.c0 + ch * p.c1];
+    }
+
+    // g of step tau into registers: vec4 v = lid + WG*q is time row v / (CB/4)
+    // (time tau*TT - 8 + row), channels 4*(v % (CB/4)) .. +3.
+    vec4 gr[NGV];
+#define LOAD_G(tau)                                                            \
+    [[unroll]] for (uint q = 0; q < NGV; q++) {                                \
+        const uint v = lid + WG * q, row = v / (CB / 4);                       \
+        const uint ch = ch0 + 4 * (v % (CB / 4));                              \
+        const int t = int((tau) * TT + row) - 8;                               \
+        gr[q] = vec4(0.0);                                                     \
+        if (v < GV && ch < p.di && t >= 0 && uint(t) < p.nt)                   \
+            gr[q] = g4[(gbase + ch + uint(t) * p.g1) / 4];                     \
+    }
+    // Transposed into buffer b: channel c, time row -> c's row at row + 4 - sh.
+#define STORE_G(b)                                                             \
+    [[unroll]] for (uint q = 0; q < NGV; q++) {                                \
+        const uint v = lid + WG * q, row = v / (CB / 4), c4 = 4 * (v % (CB / 4)); \
+        if (v < GV) {                                                          \
+            [[unroll]] for (uint e = 0; e < 4; e++) {                          \
+                const uint c = c4 + e;                                         \
+                const uint shc = (4u - ((p.off_d + L * (ch0 + c + p.di * s)) & 3u)) & 3u; \
+                const uint a = (b) * BUF + row_base(c) + row + 4 - shc;        \
+                gs4[a / 4][a % 4] = gr[q][e];                                  \
+            }                                                                  \
+        }                                                                      \
+    }
+    // sx of step tau, row i, group j: q0 = tau*TT - 4 + sh + 4*(lane + 32*j).
+    vec4 xr[RPW][GPL];
+#define LOAD_X(i, j, tau)                                                      \
+    {                                                                          \
+        const int q0 = int((tau) * TT + sh[i] + 4 * (lane + 32 * (j))) - 4;    \
+        const uint ch = ch0 + w + NW * (i);                                    \
+        xr[i][j] = vec4(0.0);                                                  \
+        if (ch < p.di) {                                                       \
+            if (q0 >= 0 && uint(q0) + 3 < L) {                                 \
+                xr[i][j] = sx4[(xstart[i] + uint(q0)) / 4];                    \
+            } else {                                                           \
+                [[unroll]] for (uint e = 0; e < 4; e++) {                      \
+                    const int u = q0 + int(e);                                 \
+                    if (u >= 0 && uint(u) < L)                                 \
+                        xr[i][j][e] = sx_data[xstart[i] + uint(u)];            \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+    }
+
+    LOAD_G(tb)
+    [[unroll]] for (uint i = 0; i < RPW; i++)
+        [[unroll]] for (uint j = 0; j < GPL; j++)
+            LOAD_X(i, j, tb)
+#if DB
+    STORE_G(0)
+    if (tb + 1 < te) {
+        LOAD_G(tb + 1)
+    }
+#endif
+    for (uint tau = tb; tau < te; tau++) {
+#if DB
+        const uint b = (tau - tb) & 1;
+        barrier();
+        if (tau + 1 < te) {
+            STORE_G(b ^ 1)
+        }
+        if (tau + 2 < te) {
+            LOAD_G(tau + 2)
+        }
+#else
+        const uint b = 0;
+        barrier();
+        STORE_G(0)
+        barrier();
+        if (tau + 1 < te) {
+            LOAD_G(tau + 1)
+        }
+#endif
+        [[unroll]] for (uint i = 0; i < RPW * GPL; i++) {
+            const uint j = i % GPL, ii = i / GPL;
+            const uint c = w + NW * ii, ch = ch0 + c;
+            const vec4 x = xr[ii][j];
+            if (tau + 1 < te)
+                LOAD_X(ii, j, tau + 1)
+            if (ch >= p.di)
+                continue;
+            const uint a = b * BUF + row_base(c) + 4 * (lane + 32 * j) + 4;
+            const vec4 ga = gs4[a / 4], gb = gs4[a / 4 + 1];
+            const float gw[8] = float[8](ga.x, ga.y, ga.z, ga.w, gb.x, gb.y, gb.z, gb.w);
+            vec4 o = vec4(0.0);
+            [[unroll]] for (uint k = 0; k < DCV; k++) {
+                if (k < DC) {
+                    const vec4 gk = vec4(gw[4 - k], gw[5 - k], gw[6 - k], gw[7 - k]);
+                    o = fma(gk, vec4(cv[ii][k]), o);
+                    dcacc[ii][k] += dot(x, gk);
+                }
+            }
+            const int q0 = int(tau * TT + sh[ii] + 4 * (lane + 32 * j)) - 4;
+            if (q0 >= 0 && uint(q0) + 3 < L) {
+                d4[(dstart[ii] + uint(q0)) / 4] = o;
+            } else {
+                [[unroll]] for (uint e = 0; e < 4; e++) {
+                    const int u = q0 + int(e);
+                    if (u >= 0 && uint(u) < L)
+                        d_data[dstart[ii] + uint(u)] = o[e];
+                }
+            }
+        }
+    }
+#undef LOAD_G
+#undef STORE_G
+#undef LOAD_X
+
+    // d_c: each channel sums its 32 lanes (a vec4 over k each) in a fixed
+    // order; the staging buffer (>= CB*33 vec4s) holds them, pitch 33 vec4s.
+    barrier();
+    [[unroll]] for (uint i = 0; i < RPW; i++)
+        gs4[(w + NW * i) * 33 + lane] = dcacc[i];
+    barrier();
+    if (lid < CB && ch0 + lid < p.di) {
+        vec4 a0 = vec4(0.0), a1 = vec4(0.0);
+        [[unroll]] for (uint j = 0; j < 32; j += 2) {
+            a0 += gs4[lid * 33 + j];
+            a1 += gs4[lid * 33 + j + 1];
+        }
+        const vec4 total = a0 + a1;
+        const uint ch = ch0 + lid;
+        const uint n_dsx = L * p.di * p.ns;
+        const bool direct = p.n_tiles * p.ns == 1;
+        const uint part = p.off_p + (s * p.n_tiles + chunk) * p.di * DC;
+        [[unroll]] for (uint k = 0; k < DCV; k++) {
+            if (k < DC) {
+                if (direct)
+                    d_data[p.off_d + n_dsx + ch * DC + k] = total[k];
+                else
+                    p_data[part + ch * DC + k] = total[k];
+            }
+        }
+    }
+}
