@@ -36,9 +36,10 @@ run "conv: 16-byte kernel v16x2" 'ssm_conv*' VKG_TUNE_CONV=v16x2
 run "conv: 16-byte kernel v16w" 'ssm_conv*' VKG_TUNE_CONV=v16w
 run "conv: walk 16x128u" 'ssm_conv*' VKG_TUNE_CONV=16x128u
 run "scan Mamba-2: chunked recurrence" 'ssm_scan_back.mamba2*' VKG_TUNE_SCAN_SSD=0
-run "scan Mamba-2: matrix form, big-grid layout" 'ssm_scan_back.mamba2*' \
+run "scan Mamba-2: matrix form at every length" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1
+run "scan Mamba-2: matrix form, big-grid layout" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 \
   VKG_TUNE_SSD_SPLIT=0 VKG_TUNE_SSD_KPRE=1 VKG_TUNE_SSD_Q=64 VKG_TUNE_SSD_KT=8
-run "scan Mamba-2: matrix form, mid-grid layout" 'ssm_scan_back.mamba2*' \
+run "scan Mamba-2: matrix form, mid-grid layout" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 \
   VKG_TUNE_SSD_SPLIT=0 VKG_TUNE_SSD_Q=32 VKG_TUNE_SSD_KT=16
 run "scan Mamba-1: chunked recurrence" 'ssm_scan_back.mamba1*' VKG_TUNE_SCAN_CHAN=0
 run "scan Mamba-1: channel path at every length" 'ssm_scan_back.mamba1*' VKG_TUNE_CHAN_MINTOK=1

@@ -39,7 +39,8 @@
  *
  * Knobs (read at each encode; every setting gives correct results except
  * SKIP): VKG_TUNE_SCAN_SSD=0 (this path off: the chunked recurrence of
- * ops/ssm_scan.c runs), VKG_TUNE_SSD_Q=32|64, VKG_TUNE_SSD_KT=8|16
+ * ops/ssm_scan.c runs), VKG_TUNE_SSD_MINTOK=N (shortest sequence taken,
+ * default 16), VKG_TUNE_SSD_Q=32|64, VKG_TUNE_SSD_KT=8|16
  * (SSD_MAIN's k-step), VKG_TUNE_SSD_WG=512|1024
  * (SSD_MAIN on 32 x 16 or 32 x 32 invocations instead of 16 x 16),
  * VKG_TUNE_SSD_V4=0 (SSD_MAIN with strided rows read as scalars instead
@@ -98,6 +99,10 @@ enum {
     /* CPU devices: llvmpipe ends a shader's loops past 65535 iterations in
      * all; the serial loops here (chunks, sequences x chunks) stay far below. */
     SSD_CPU_LOOP_MAX = 16384,
+    /* Shorter sequences take the recurrence: a chunk is then mostly padding
+     * (H200, d_state 1364, 3 tokens: 0.210 ms here, 0.055 ms there; at
+     * 5-9 tokens and d_state <= 16 both take 25-29 us). */
+    SSD_MIN_TOK = 16,
 };
 
 static int ssd_tune(const char *name, int def) {
@@ -148,6 +153,7 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
         dev->props.limits.maxComputeWorkGroupSize[0] < SSD_WG)
         return false;
     if (d->d_state < 1 || d->head_dim < 1 || d->n_tok < 1 || d->n_seqs < 1) return false;
+    if ((int64_t)d->n_tok < ssd_tune("VKG_TUNE_SSD_MINTOK", SSD_MIN_TOK)) return false;
 
     /* Defaults by grid size, c64 = (sequence, head, 64-token chunk)
      * triples, from the H200 (boundaries between the measured shapes):
