@@ -37,8 +37,8 @@
  * would pass maxStorageBufferRange or 32-bit indexing, and on CPU devices
  * when a serial loop would pass llvmpipe's loop budget.
  *
- * Knobs (read at each encode; every setting gives correct results except
- * SKIP): VKG_TUNE_SCAN_SSD=0 (this path off: the chunked recurrence of
+ * Knobs (read at each encode; every setting gives correct results):
+ * VKG_TUNE_SCAN_SSD=0 (this path off: the chunked recurrence of
  * ops/ssm_scan.c runs), VKG_TUNE_SSD_MINTOK=N (shortest sequence taken,
  * default 16), VKG_TUNE_SSD_Q=32|64, VKG_TUNE_SSD_KT=8|16
  * (SSD_MAIN's k-step), VKG_TUNE_SSD_WG=512|1024
@@ -49,8 +49,8 @@
  * VKG_TUNE_SSD_SPLIT=0|1 (SSD_MAIN as a workgroup per n tile of d_B / d_C
  * and per p tile of d_x of each chunk, their d_dt / d_A parts added by
  * SSD_REDUCE: more workgroups for small grids), VKG_TUNE_SSD_PF=0 (tiles
- * fetched after each k-step), VKG_TUNE_SSD_SKIP=mask (timing only, wrong
- * results: 1 SUM, 2 CARRY, 4 MAIN (and KMAT), 8 REDUCE not recorded).
+ * fetched after each k-step). (The per-stage times above were taken with a
+ * knob that left stages out; as its results were wrong it is not kept.)
  */
 #include <stdlib.h>
 
@@ -252,39 +252,36 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
                                kpre ? 1u : 0u,  (uint32_t)nr, pf,     gr.kt};
     const uint32_t rspec[3] = {SSD_WG, (uint32_t)q, (uint32_t)nr};
     const uint64_t ntl = (ds + SSD_NT - 1) / SSD_NT, ptl = (hd + SSD_NT - 1) / SSD_NT;
-    /* Measurement only (wrong results): VKG_TUNE_SSD_SKIP, a mask of the
-     * dispatches not recorded (1 SUM, 2 CARRY, 4 MAIN, 8 REDUCE). */
-    const int skip = ssd_tune("VKG_TUNE_SSD_SKIP", 0);
     uint32_t gx, gy;
     *st = VKG_STATUS_OK;
     /* One chunk: SSD_SUM writes a_0 lambda_0 itself and SSD_MAIN reads s and
      * g_S, so both run at once and SSD_CARRY is not needed. */
     const bool one = nc == 1;
-    if (kpre && !(skip & 4)) { /* with SSD_SUM, before SSD_MAIN */
+    if (kpre) { /* with SSD_SUM, before SSD_MAIN */
         vkg_vk_grid(enc, nq * ng * nc, &gx, &gy);
         *st = vkg_vk_dispatch(enc, &k_ssd_kmat, spec, 2, t, 11, &p, gx, gy, 1);
         if (*st != VKG_STATUS_OK) return true;
     }
-    if (!(skip & 1)) {
+    {
         vkg_vk_grid(enc, nq * nh * nc * ntl * ptl, &gx, &gy);
         *st = vkg_vk_dispatch(enc, &k_ssd_sum, spec, 2, t, 11, &p, gx, gy, 1);
         if (*st != VKG_STATUS_OK) return true;
     }
     if (!one || kpre) vkg_vk_barrier(enc);
-    if (!(skip & 2) && !one) {
+    if (!one) {
         vkg_vk_grid(enc, (nq * nh * ds * hd + SSD_WG - 1) / SSD_WG, &gx, &gy);
         *st = vkg_vk_dispatch(enc, &k_ssd_carry, spec, 2, t, 11, &p, gx, gy, 1);
         if (*st != VKG_STATUS_OK) return true;
         vkg_vk_barrier(enc);
     }
-    if (!(skip & 4)) {
+    {
         vkg_vk_grid(enc, nq * nh * nc * nr1, &gx, &gy);
         *st = vkg_vk_dispatch(enc, gr.v4 ? &k_ssd_main4 : &k_ssd_main, mspec, 8, t, 11, &p, gx, gy,
                               1);
         if (*st != VKG_STATUS_OK) return true;
         vkg_vk_barrier(enc);
     }
-    if (!(skip & 8)) {
+    {
         const uint64_t n_red = ds * hd * nh * (uint64_t)d->n_slots + nh + 2 * ds * ng * nt * nq +
                                (nr ? nh * nt * nq : 0);
         vkg_vk_grid(enc, (n_red + SSD_WG - 1) / SSD_WG, &gx, &gy);
