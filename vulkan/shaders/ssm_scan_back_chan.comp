@@ -129,7 +129,7 @@ ChanTok chan_token(uint ch, uint t, uint q, bool sum) {
     ChanTok k;
     k.dt = dt_data[p.off_dt + ch + t * p.dt_t + q * p.dt_q];
     if (sum || (p.flags & CHAN_F_DTP) == 0u)
-        k.dtp = chan_softplus(k.dt);
+        k.dtp = scan_softplus(k.dt);
     else
         k.dtp = st_data[p.off_st + chan_st_dtp() + ch + p.D * (t + p.nt * q)];
     k.x = x_data[p.off_x + ch * p.x_h + t * p.x_t + q * p.x_q];
@@ -411,7 +411,7 @@ void main() {
                     const uint xi = ch + p.D * (t + p.nt * wg.q);
                     d_data[p.off_d + chan_out_x() + xi] = dtpK[k] * dxs;
                     d_data[p.off_d + chan_out_dt() + xi] =
-                        fma(xK[k], dxs, dds) * chan_softplus_grad(dtK[k]);
+                        fma(xK[k], dxs, dds) * scan_softplus_grad(dtK[k]);
                 }
                 // Reduce-scatter over the subgroup's channels (lane bits >= NL):
                 // at step st (mask SG/2 >> st) a lane keeps half of its VP >> st

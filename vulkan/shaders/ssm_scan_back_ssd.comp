@@ -47,7 +47,7 @@ void ssd_chunk_setup(uint q, uint h, uint c) {
         const uint t = c * Q + i;
         float dtp = 0.0;
         if (t < p.nt)
-            dtp = ssd_softplus(ld_dt(h, t, q));
+            dtp = scan_softplus(ld_dt(h, t, q));
         sdtp[i] = dtp;
         sL[i] = dtp * A;
     }
@@ -817,7 +817,7 @@ void main() {
                 dl = fma(seL[u], syi[u], dl);
             for (uint u = 0; u < v; u++)
                 dl = fma(seR[u], sz[u], dl);
-            const float ddt = fma(dl, A, sdx[v]) * ssd_softplus_grad(ld_dt(h, t, q));
+            const float ddt = fma(dl, A, sdx[v]) * scan_softplus_grad(ld_dt(h, t, q));
             if (NRS == 0u)
                 d_data[p.off_d + oddt + h + p.nh * (t + p.nt * q)] = ddt;
             else

@@ -59,20 +59,7 @@ layout(std430, set = 0, binding = 4) readonly buffer BufB { float B_data[]; };
 layout(std430, set = 0, binding = 5) readonly buffer BufC { float C_data[]; };
 layout(std430, set = 0, binding = 6) readonly buffer BufIds { int ids_data[]; };
 
-// softplus(dt) = dt > 20 ? dt : log(1 + exp(dt)), with log1p accuracy for
-// very negative dt (log(1 + tiny) would round to 0).
-float scan_softplus(float v) {
-    if (v > 20.0)
-        return v;
-    const float e = exp(v);
-    const float u = 1.0 + e;
-    return u == 1.0 ? e : log(u) * (e / (u - 1.0));
-}
-
-// d softplus / d dt.
-float scan_softplus_grad(float v) {
-    return v > 20.0 ? 1.0 : 1.0 / (1.0 + exp(-v));
-}
+#include "softplus.glsl"
 
 #if !defined(SCAN_REDUCE)
 shared float sh[SH];

@@ -73,20 +73,7 @@ layout(std430, set = 0, binding = 10) buffer BufPt { float pt_data[]; };
 
 const float CHAN_LOG2E = 1.4426950408889634;
 
-// softplus(dt) = dt > 20 ? dt : log(1 + exp(dt)), with log1p accuracy for
-// very negative dt (log(1 + tiny) would round to 0).
-float chan_softplus(float v) {
-    if (v > 20.0)
-        return v;
-    const float e = exp(v);
-    const float u = 1.0 + e;
-    return u == 1.0 ? e : log(u) * (e / (u - 1.0));
-}
-
-// d softplus / d dt.
-float chan_softplus_grad(float v) {
-    return v > 20.0 ? 1.0 : 1.0 / (1.0 + exp(-v));
-}
+#include "softplus.glsl"
 
 // Scratch layout (element offsets after off_st / off_pt), E, G and the d_A
 // partials indexed [q][chunk][n][channel] (consecutive lanes, consecutive

@@ -44,18 +44,7 @@ layout(std430, set = 0, binding = 8) buffer BufD { float d_data[]; };
 layout(std430, set = 0, binding = 9) buffer BufSR { float sr[]; };
 layout(std430, set = 0, binding = 10) buffer BufBC { float bc[]; };
 
-// Same rounding as the other scan kernels (log1p-accurate for small e).
-float ssd_softplus(float v) {
-    if (v > 20.0)
-        return v;
-    const float e = exp(v);
-    const float u = 1.0 + e;
-    return u == 1.0 ? e : log(u) * (e / (u - 1.0));
-}
-
-float ssd_softplus_grad(float v) {
-    return v > 20.0 ? 1.0 : 1.0 / (1.0 + exp(-v));
-}
+#include "softplus.glsl"
 
 float ld_x(uint pp, uint h, uint t, uint q) {
     return x_data[p.off_x + pp + h * p.x_h + t * p.x_t + q * p.x_q];
