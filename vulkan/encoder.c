@@ -10,6 +10,7 @@
  * first compute of a graph no Vulkan object is created while recording, and
  * a split computed again is not recorded at all (backend.c).
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,6 +55,14 @@ const struct vkg_vulkan_device_info *vkg_vk_encoder_info(const struct vkg_vk_enc
 
 const struct vkg_vk_device *vkg_vk_encoder_device(const struct vkg_vk_encoder *enc) {
     return &enc->be->dev;
+}
+
+int vkg_vk_tune_int(const char *name, int def) {
+    const char *v = getenv(name);
+    if (!v || !*v) return def;
+    char *end;
+    const long x = strtol(v, &end, 10);
+    return *end || x < INT_MIN || x > INT_MAX ? def : (int)x;
 }
 
 void vkg_vk_grid(const struct vkg_vk_encoder *enc, uint64_t n_groups, uint32_t *gx, uint32_t *gy) {

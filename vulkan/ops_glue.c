@@ -172,15 +172,6 @@ static enum vkg_status encode_elementwise(struct vkg_vk_encoder *enc,
     return ew_dispatch(enc, op, a, b, node, &p);
 }
 
-/* Integer tuning knob name=value from the environment, else def. */
-static long knob(const char *name, long def) {
-    const char *v = getenv(name);
-    if (!v || !*v) return def;
-    char *end;
-    long x = strtol(v, &end, 10);
-    return *end ? def : x;
-}
-
 /* VIEW_BACK in one pass over the root (EW_VIEW_BACK): each element is g's
  * value where the view lands on it, else 0. Needs a contiguous node (op
  * results are) and a view that does not overlap itself (glue_supports). */
@@ -228,7 +219,7 @@ static enum vkg_status view_back_one_pass(struct vkg_vk_encoder *enc,
 /* VIEW_BACK: zeros of the root's shape, then g copied into the view's place;
  * one pass where it can (VKG_TUNE_VIEW_BACK=2 forces the two passes). */
 static enum vkg_status encode_view_back(struct vkg_vk_encoder *enc, const struct vkg_tensor *node) {
-    if (vkg_is_contiguous(node) && knob("VKG_TUNE_VIEW_BACK", 1) != 2)
+    if (vkg_is_contiguous(node) && vkg_vk_tune_int("VKG_TUNE_VIEW_BACK", 1) != 2)
         return view_back_one_pass(enc, node);
     const struct vkg_tensor *g = node->src[0];
     struct elementwise_push p;
@@ -304,10 +295,10 @@ static enum vkg_status encode_reduce(struct vkg_vk_encoder *enc, const struct vk
     /* A sum into one output of up to SUM_ONE_PASS_MAX elements: one
      * workgroup, one dispatch (reduce.comp FLAT when the source is
      * contiguous), cheaper than a second pass and its barrier. */
-    if (n_out == 1 && n_rep <= (uint64_t)knob("VKG_TUNE_SUM_ONE", (long)SUM_ONE_PASS_MAX)) {
+    if (n_out == 1 && n_rep <= (uint64_t)vkg_vk_tune_int("VKG_TUNE_SUM_ONE", (int)SUM_ONE_PASS_MAX)) {
         p.n_chunks = 1;
         p.chunk = (uint32_t)n_rep;
-        uint32_t wg = one_pass_wg(enc, (uint32_t)knob("VKG_TUNE_SUM_WG", 1024));
+        uint32_t wg = one_pass_wg(enc, (uint32_t)vkg_vk_tune_int("VKG_TUNE_SUM_WG", 1024));
         return reduce_dispatch_wg(enc, a, node, &p, wg, vkg_is_contiguous(a));
     }
     /* Passes fixed by the shape: chunks to scratch, then chunks of those
@@ -425,7 +416,7 @@ static bool chain_overlap(const struct chain_range *a, const struct chain_range 
 }
 
 int vkg_vk_glue_chain(struct vkg_vk_encoder *enc, struct vkg_tensor *const *nodes, int n) {
-    if (knob("VKG_TUNE_FUSE", 1) == 0) return 1;
+    if (vkg_vk_tune_int("VKG_TUNE_FUSE", 1) == 0) return 1;
     /* Outputs and memory operands of the nodes taken so far: no operand may
      * overlap an output of the run (a thread would read what another one
      * writes), nor two outputs each other. */
@@ -454,7 +445,7 @@ int vkg_vk_glue_chain(struct vkg_vk_encoder *enc, struct vkg_tensor *const *node
     /* A VIEW_BACK of the last output may close the run (chain.comp TAIL). */
     struct chain_range root;
     if (len >= 1 && len < n && nodes[len]->op == VKG_OP_VIEW_BACK &&
-        knob("VKG_TUNE_FUSE", 1) != 2 && vkg_is_contiguous(nodes[len]) &&
+        vkg_vk_tune_int("VKG_TUNE_FUSE", 1) != 2 && vkg_is_contiguous(nodes[len]) &&
         chain_mode(enc, nodes, len, nodes[len]->src[0]) == MODE_CARRIED &&
         chain_range_of(enc, nodes[len], &root) && !chain_overlap(&root, outs, len) &&
         !chain_overlap(&root, ins, n_in))
@@ -462,7 +453,7 @@ int vkg_vk_glue_chain(struct vkg_vk_encoder *enc, struct vkg_tensor *const *node
     /* So may a SUM of it (chain.comp TAIL 2: partials, a barrier, their sum;
      * VKG_TUNE_FUSE_SUM=0: not). */
     else if (len >= 1 && len < n && nodes[len]->op == VKG_OP_SUM &&
-             knob("VKG_TUNE_FUSE_SUM", 1) != 0 &&
+             vkg_vk_tune_int("VKG_TUNE_FUSE_SUM", 1) != 0 &&
              vkg_nelements(nodes[0]) <= (int64_t)WG * SUM_ONE_PASS_MAX &&
              chain_mode(enc, nodes, len, nodes[len]->src[0]) == MODE_CARRIED &&
              chain_range_of(enc, nodes[len], &root) && !chain_overlap(&root, outs, len) &&

@@ -234,11 +234,6 @@ static uint32_t pow2_floor(uint32_t v) {
 }
 
 /* A tuning knob: the integer in environment variable name, else def. */
-static int scan_tune(const char *name, int def) {
-    const char *v = getenv(name);
-    return v && *v ? atoi(v) : def;
-}
-
 /* The device's subgroup size when compute shaders have shuffles and the
  * size is fixed (shared layouts may depend on it), a power of two in
  * [2, 128]; else 0. */
@@ -252,7 +247,7 @@ static uint32_t scan_fixed_subgroup(const struct vkg_vk_device *dev) {
  * d_state (the invocations along n) a multiple of the subgroup or a power
  * of two below it, and 2*RS a power of two (see the shader). */
 static uint32_t scan_shuffle_size(const struct vkg_vk_device *dev, uint64_t ds, uint64_t rs) {
-    if (scan_tune("VKG_TUNE_SCAN_SG", 1) == 0) return 0;
+    if (vkg_vk_tune_int("VKG_TUNE_SCAN_SG", 1) == 0) return 0;
     const uint32_t sg = scan_fixed_subgroup(dev);
     if (!sg || (ds % sg != 0 && (sg % ds != 0 || (ds & (ds - 1)) != 0)) || (rs & (rs - 1)) != 0)
         return 0;
@@ -277,7 +272,7 @@ static bool scan_lanes_plan(const struct vkg_vk_device *dev, const struct scan_p
                             struct scan_lplan *lp) {
     const struct vkg_vulkan_device_info *info = vkg_vk_device_info(dev);
     const struct vkg_scan_dims *d = &pl->d;
-    if (scan_tune("VKG_TUNE_SCAN_FWD", 1) == 0) return false;
+    if (vkg_vk_tune_int("VKG_TUNE_SCAN_FWD", 1) == 0) return false;
     const uint64_t ds = (uint64_t)d->d_state;
     if (ds < 1) return false;
     uint32_t nl = 1;
@@ -287,7 +282,7 @@ static bool scan_lanes_plan(const struct vkg_vk_device *dev, const struct scan_p
     const uint64_t spt = cdiv(ds, nl);
     if (spt > SCAN_L_SPT_MAX) return false;
     const uint64_t rpg = (uint64_t)(d->n_head / d->n_group) * d->head_dim;
-    uint32_t wg = (uint32_t)scan_tune("VKG_TUNE_SCAN_WG", SCAN_L_WG);
+    uint32_t wg = (uint32_t)vkg_vk_tune_int("VKG_TUNE_SCAN_WG", SCAN_L_WG);
     if (wg > pl->wg) wg = pl->wg;
     wg = pow2_floor(wg < nl ? nl : wg);
     uint32_t rb = wg / nl;
@@ -296,9 +291,9 @@ static bool scan_lanes_plan(const struct vkg_vk_device *dev, const struct scan_p
     /* y by shuffles when a row's lanes share a subgroup of fixed size: only
      * with VKG_TUNE_SCAN_FSG=1, as it measured no faster than the shared
      * memory sums on the H200 (demo forward 15.9 vs 15.6 us). */
-    const uint32_t sg = scan_tune("VKG_TUNE_SCAN_FSG", 0) ? scan_fixed_subgroup(dev) : 0;
+    const uint32_t sg = vkg_vk_tune_int("VKG_TUNE_SCAN_FSG", 0) ? scan_fixed_subgroup(dev) : 0;
     lp->sgr = sg >= nl && sg % nl == 0 ? sg : 0;
-    uint32_t ct = (uint32_t)scan_tune("VKG_TUNE_SCAN_KT", SCAN_L_CT);
+    uint32_t ct = (uint32_t)vkg_vk_tune_int("VKG_TUNE_SCAN_KT", SCAN_L_CT);
     ct = pow2_floor(ct < 1 ? 1 : ct > 64 ? 64 : ct);
     const uint64_t dsp = spt * nl;
     for (;; ct /= 2) {
@@ -412,9 +407,9 @@ static bool scan_chunk_plan(const struct vkg_vk_device *dev, const struct scan_p
     if (dev->props.limits.maxComputeWorkGroupSize[0] < lim)
         lim = dev->props.limits.maxComputeWorkGroupSize[0];
     const bool long_wide = d->d_state >= 64 && d->n_tok >= 1024;
-    uint32_t wgmax = (uint32_t)scan_tune("VKG_TUNE_SCAN_CWG", long_wide ? 512 : SCAN_WG_MAX);
+    uint32_t wgmax = (uint32_t)vkg_vk_tune_int("VKG_TUNE_SCAN_CWG", long_wide ? 512 : SCAN_WG_MAX);
     wgmax = pow2_floor(wgmax < 1 ? 1 : wgmax > lim ? lim : wgmax);
-    int rs_knob = scan_tune("VKG_TUNE_SCAN_RS", d->d_state <= 32 ? 4 : SCAN_RS);
+    int rs_knob = vkg_vk_tune_int("VKG_TUNE_SCAN_RS", d->d_state <= 32 ? 4 : SCAN_RS);
     const uint64_t rs = rs_knob < 1 ? 1 : rs_knob > 16 ? 16 : (uint64_t)rs_knob;
     if (d->d_state > SCAN_C_DS_MAX || (uint64_t)d->d_state > wgmax) return false;
     const uint64_t ds = (uint64_t)d->d_state;
@@ -442,14 +437,14 @@ static bool scan_chunk_plan(const struct vkg_vk_device *dev, const struct scan_p
     cp->sh = (uint32_t)sh;
     const uint64_t n_blk = (rpg + cp->rb - 1) / cp->rb;
     cp->n_blk_all = n_blk * d->n_group * d->n_seqs;
-    uint32_t ct = pow2_floor((uint32_t)scan_tune("VKG_TUNE_SCAN_CTMAX", SCAN_KS * SCAN_CKMAX));
+    uint32_t ct = pow2_floor((uint32_t)vkg_vk_tune_int("VKG_TUNE_SCAN_CTMAX", SCAN_KS * SCAN_CKMAX));
     if (ct > SCAN_KS * SCAN_CKMAX) ct = SCAN_KS * SCAN_CKMAX;
     if (ct < SCAN_KS) ct = SCAN_KS;
-    const uint64_t wg_min = (uint64_t)scan_tune("VKG_TUNE_SCAN_WGMIN", SCAN_C_WG_MIN);
+    const uint64_t wg_min = (uint64_t)vkg_vk_tune_int("VKG_TUNE_SCAN_WGMIN", SCAN_C_WG_MIN);
     while (ct > SCAN_KS && cp->n_blk_all * (((uint64_t)d->n_tok + ct - 1) / ct) < wg_min)
         ct /= 2;
     /* Sequences up to VKG_TUNE_SCAN_ONE tokens: one chunk, SCAN_CBACK alone. */
-    const uint64_t one_max = (uint64_t)scan_tune("VKG_TUNE_SCAN_ONE", 0);
+    const uint64_t one_max = (uint64_t)vkg_vk_tune_int("VKG_TUNE_SCAN_ONE", 0);
     cp->one = (uint64_t)d->n_tok <= one_max && d->n_tok <= SCAN_KS * SCAN_CKMAX;
     if (cp->one) {
         ct = SCAN_KS;
@@ -644,7 +639,7 @@ static enum vkg_status scan_encode(struct vkg_vk_encoder *enc, const struct vkg_
         const uint32_t m1 = pl.d.mamba1 ? 1u : 0u;
         /* Spec 6 packs NB, SGR << 8, PF << 16 (prefetched staging) and
          * ONE << 17. */
-        const uint32_t pf = scan_tune("VKG_TUNE_SCAN_PF", 1) != 0;
+        const uint32_t pf = vkg_vk_tune_int("VKG_TUNE_SCAN_PF", 1) != 0;
         const uint32_t cspec[8] = {cp.wg,
                                    cp.sh,
                                    cp.rb,
@@ -697,7 +692,7 @@ static enum vkg_status scan_encode(struct vkg_vk_encoder *enc, const struct vkg_
                            2ull * p.ds * p.ng * p.nt * p.nq;
     const uint32_t red_wg = SCAN_REDUCE_WG <= pl.wg ? SCAN_REDUCE_WG : pl.wg;
     /* Mamba-2's d_A: a workgroup per head adds its partials (ATREE). */
-    const uint32_t atree = !pl.d.mamba1 && scan_tune("VKG_TUNE_SCAN_ATREE", 1) != 0;
+    const uint32_t atree = !pl.d.mamba1 && vkg_vk_tune_int("VKG_TUNE_SCAN_ATREE", 1) != 0;
     const uint32_t rspec[7] = {red_wg, 1, red_rb, pl.ct, pl.d.mamba1 ? 1u : 0u, atree, nb};
     vkg_vk_grid(enc, (total + rspec[0] - 1) / rspec[0] + (atree ? p.nh : 0), &gx, &gy);
     return vkg_vk_dispatch(enc, &k_back_reduce, rspec, 7, t, 11, &r, gx, gy, 1);

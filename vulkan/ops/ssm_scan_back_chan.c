@@ -139,11 +139,6 @@ enum {
     CHAN_LOOP_BUDGET = 32768,
 };
 
-static int chan_tune(const char *name, int def) {
-    const char *v = getenv(name);
-    return v && *v ? atoi(v) : def;
-}
-
 static uint32_t chan_pow2_floor(uint32_t v) {
     uint32_t r = 1;
     while (r * 2 <= v)
@@ -172,7 +167,7 @@ static bool chan_plan_make(const struct vkg_vk_device *dev, const struct vkg_sca
                            struct chan_plan *cp) {
     const struct vkg_vulkan_device_info *info = vkg_vk_device_info(dev);
     if (!d->mamba1 || d->head_dim != 1 || d->n_group != 1 || d->d_state < 1) return false;
-    if (chan_tune("VKG_TUNE_SCAN_CHAN", 1) == 0) return false;
+    if (vkg_vk_tune_int("VKG_TUNE_SCAN_CHAN", 1) == 0) return false;
     const uint32_t sg = dev->subgroup_fixed;
     if (!dev->subgroup_shuffle || sg < 1 || sg > 128 || (sg & (sg - 1)) != 0) return false;
     const uint64_t ds = (uint64_t)d->d_state, D = (uint64_t)d->n_head;
@@ -183,18 +178,18 @@ static bool chan_plan_make(const struct vkg_vk_device *dev, const struct vkg_sca
      * (1024 channels: 0.033 -> 0.062 ms; lengths between were not
      * measured). CPU devices take every length (lavapipe: 0.39 s -> 0.05 s
      * at 1024 x 64). */
-    if (!info->is_cpu && nt < (uint64_t)chan_tune("VKG_TUNE_CHAN_MINTOK", CHAN_MIN_TOK))
+    if (!info->is_cpu && nt < (uint64_t)vkg_vk_tune_int("VKG_TUNE_CHAN_MINTOK", CHAN_MIN_TOK))
         return false;
     /* Lanes per channel: 2 where d_state splits evenly (halves the
      * registers; the sums over n then take one shuffle). */
-    uint32_t nl = (uint32_t)chan_tune("VKG_TUNE_CHAN_NL", ds % 2 == 0 && ds >= 4 ? 2 : 1);
+    uint32_t nl = (uint32_t)vkg_vk_tune_int("VKG_TUNE_CHAN_NL", ds % 2 == 0 && ds >= 4 ? 2 : 1);
     nl = chan_pow2_floor(nl < 1 ? 1 : nl > sg ? sg : nl);
     while (nl > 1 && ds % nl != 0)
         nl /= 2;
     if (ds / nl > CHAN_DSL_MAX) return false;
-    uint32_t ks = (uint32_t)chan_tune("VKG_TUNE_CHAN_KS", CHAN_KS);
+    uint32_t ks = (uint32_t)vkg_vk_tune_int("VKG_TUNE_CHAN_KS", CHAN_KS);
     ks = ks < 1 ? 1 : ks > 16 ? 16 : ks;
-    uint32_t ct = (uint32_t)chan_tune("VKG_TUNE_CHAN_CT", CHAN_CT);
+    uint32_t ct = (uint32_t)vkg_vk_tune_int("VKG_TUNE_CHAN_CT", CHAN_CT);
     ct = ct < ks ? ks : ct > 256 ? 256 : ct;
     ct = (ct + ks - 1) / ks * ks;
     /* A sequence shorter than a chunk: one chunk of just its length
@@ -203,7 +198,7 @@ static bool chan_plan_make(const struct vkg_vk_device *dev, const struct vkg_sca
     uint32_t lim = info->max_workgroup_invocations;
     if (dev->props.limits.maxComputeWorkGroupSize[0] < lim)
         lim = dev->props.limits.maxComputeWorkGroupSize[0];
-    uint32_t wg = (uint32_t)chan_tune("VKG_TUNE_CHAN_WG", CHAN_WG);
+    uint32_t wg = (uint32_t)vkg_vk_tune_int("VKG_TUNE_CHAN_WG", CHAN_WG);
     wg = chan_pow2_floor(wg < 1 ? 1 : wg > lim ? lim : wg);
     if (wg < sg) wg = sg;
     if (wg > lim) return false;
@@ -212,7 +207,7 @@ static bool chan_plan_make(const struct vkg_vk_device *dev, const struct vkg_sca
     while (wg > sg && (uint64_t)wg / 2 >= D * nl)
         wg /= 2;
     const uint64_t dsl = ds / nl, n_sub = ct / ks;
-    cp->wgsum = chan_tune("VKG_TUNE_CHAN_WGSUM", 1) != 0;
+    cp->wgsum = vkg_vk_tune_int("VKG_TUNE_CHAN_WGSUM", 1) != 0;
     uint64_t sh_back;
     for (;;) {
         sh_back = 2ull * ct * ds + n_sub * dsl * wg + (cp->wgsum ? 2ull * ks * (wg / sg) * ds : 0);
@@ -227,7 +222,7 @@ static bool chan_plan_make(const struct vkg_vk_device *dev, const struct vkg_sca
     cp->rwg = CHAN_RWG < lim ? CHAN_RWG : chan_pow2_floor(lim);
     if (cp->rwg < 32) return false; /* CHAN_REDUCE's d_A blocks */
     /* B and C as vec4 where a lane's states come in fours. */
-    const bool v4 = chan_tune("VKG_TUNE_CHAN_VEC", 1) != 0;
+    const bool v4 = vkg_vk_tune_int("VKG_TUNE_CHAN_VEC", 1) != 0;
     cp->vec4 = v4 && dsl % 4 == 0;
     cp->sh_sum = (uint32_t)(2ull * ct * ds);
     cp->sh_back = (uint32_t)(cp->vec4 ? sh_back - 2ull * ct * ds : sh_back);
@@ -235,10 +230,10 @@ static bool chan_plan_make(const struct vkg_vk_device *dev, const struct vkg_sca
     cp->ncb = (D + cpw - 1) / cpw;
     /* CHAN_SUM has no per-token sums over n: one lane per channel where its
      * registers allow (no duplicated softplus). */
-    uint32_t snl = (uint32_t)chan_tune("VKG_TUNE_CHAN_SNL", 1);
+    uint32_t snl = (uint32_t)vkg_vk_tune_int("VKG_TUNE_CHAN_SNL", 1);
     snl = chan_pow2_floor(snl < 1 ? 1 : snl > 32 ? 32 : snl);
     if (ds % snl != 0 || ds / snl > 2 * CHAN_DSL_MAX) snl = nl;
-    uint32_t swg = (uint32_t)chan_tune("VKG_TUNE_CHAN_SWG", CHAN_WG);
+    uint32_t swg = (uint32_t)vkg_vk_tune_int("VKG_TUNE_CHAN_SWG", CHAN_WG);
     swg = chan_pow2_floor(swg < 1 ? 1 : swg > lim ? lim : swg);
     if (swg < snl) swg = snl;
     while (swg > 32 && (uint64_t)swg / 2 >= D * snl)
@@ -248,8 +243,8 @@ static bool chan_plan_make(const struct vkg_vk_device *dev, const struct vkg_sca
     if (cp->svec4) cp->sh_sum = 1;
     cp->sncb = (D + swg / snl - 1) / (swg / snl);
     cp->nc = (nt + ct - 1) / ct;
-    cp->one = cp->nc == 1 && chan_tune("VKG_TUNE_CHAN_ONE", 1) != 0;
-    cp->dtp = !cp->one && chan_tune("VKG_TUNE_CHAN_DTP", 1) != 0;
+    cp->one = cp->nc == 1 && vkg_vk_tune_int("VKG_TUNE_CHAN_ONE", 1) != 0;
+    cp->dtp = !cp->one && vkg_vk_tune_int("VKG_TUNE_CHAN_DTP", 1) != 0;
     cp->nj = cp->wgsum ? cp->ncb : cp->ncb * (wg / sg);
     cp->st_floats = nq * cp->nc * D * (2 * ds + 1) + (cp->dtp ? nq * nt * D : 0);
     cp->pt_floats = nq * cp->nc * ds * D + nq * nt * cp->nj * 2 * ds + nq * ds * D;
@@ -258,7 +253,7 @@ static bool chan_plan_make(const struct vkg_vk_device *dev, const struct vkg_sca
     uint32_t cg_def = 1;
     while (cg_def < CHAN_CG_MAX && (uint64_t)cg_def * CHAN_CARRY_RUN < cp->nc)
         cg_def *= 2;
-    uint32_t cg = (uint32_t)chan_tune("VKG_TUNE_CHAN_CG", (int)cg_def);
+    uint32_t cg = (uint32_t)vkg_vk_tune_int("VKG_TUNE_CHAN_CG", (int)cg_def);
     cg = chan_pow2_floor(cg < 1 ? 1 : cg > cp->rwg ? cp->rwg : cg);
     while (cg > 1 && cg / 2 >= cp->nc)
         cg /= 2;
@@ -282,7 +277,7 @@ static bool chan_plan_make(const struct vkg_vk_device *dev, const struct vkg_sca
     /* The builds: fixed where one matches (VKG_TUNE_CHAN_FIX=0: never);
      * the generic ones only on CPU devices (on the H200 they ran ~20x
      * slower) or with VKG_TUNE_CHAN_GEN=1. */
-    const bool fix = chan_tune("VKG_TUNE_CHAN_FIX", 1) != 0;
+    const bool fix = vkg_vk_tune_int("VKG_TUNE_CHAN_FIX", 1) != 0;
     cp->kback = NULL, cp->ksum = NULL;
     for (size_t i = 0;
          fix && cp->vec4 && cp->wgsum && i < sizeof chan_back_fixed / sizeof chan_back_fixed[0];
@@ -295,7 +290,7 @@ static bool chan_plan_make(const struct vkg_vk_device *dev, const struct vkg_sca
         if (chan_sum_fixed[i].dsl == ds / snl && chan_sum_fixed[i].nl == snl)
             cp->ksum = chan_sum_fixed[i].k;
     if ((!cp->kback || (!cp->ksum && !cp->one)) && !info->is_cpu &&
-        chan_tune("VKG_TUNE_CHAN_GEN", 0) == 0)
+        vkg_vk_tune_int("VKG_TUNE_CHAN_GEN", 0) == 0)
         return false;
     if (!cp->kback)
         cp->kback =

@@ -105,11 +105,6 @@ enum {
     SSD_MIN_TOK = 16,
 };
 
-static int ssd_tune(const char *name, int def) {
-    const char *v = getenv(name);
-    return v && *v ? atoi(v) : def;
-}
-
 /* SSD_MAIN's invocation grid: trw x tcw (see the shader); v4: the
  * variant with contiguous rows read as vec4 (then q / trw == 4). */
 struct ssd_grid {
@@ -146,14 +141,14 @@ static uint32_t es(size_t nb) {
 
 bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *node,
                           const struct vkg_scan_dims *d, enum vkg_status *st) {
-    if (d->mamba1 || ssd_tune("VKG_TUNE_SCAN_SSD", 1) == 0) return false;
+    if (d->mamba1 || vkg_vk_tune_int("VKG_TUNE_SCAN_SSD", 1) == 0) return false;
     const struct vkg_vk_device *dev = vkg_vk_encoder_device(enc);
     const struct vkg_vulkan_device_info *info = vkg_vk_device_info(dev);
     if (info->max_workgroup_invocations < SSD_WG ||
         dev->props.limits.maxComputeWorkGroupSize[0] < SSD_WG)
         return false;
     if (d->d_state < 1 || d->head_dim < 1 || d->n_tok < 1 || d->n_seqs < 1) return false;
-    if ((int64_t)d->n_tok < ssd_tune("VKG_TUNE_SSD_MINTOK", SSD_MIN_TOK)) return false;
+    if ((int64_t)d->n_tok < vkg_vk_tune_int("VKG_TUNE_SSD_MINTOK", SSD_MIN_TOK)) return false;
 
     /* Defaults by grid size, c64 = (sequence, head, 64-token chunk)
      * triples, from the H200 (boundaries between the measured shapes):
@@ -165,10 +160,10 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
     const uint64_t c64 =
         (uint64_t)d->n_seqs * (uint64_t)d->n_head * (((uint64_t)d->n_tok + 63) / 64);
     const bool small = c64 < SSD_SMALL_C64, mid = !small && c64 < SSD_MID_C64;
-    const uint64_t q_want = ssd_tune("VKG_TUNE_SSD_Q", mid ? 32 : SSD_Q_MAX) >= 64 ? 64 : 32;
-    const int wg_knob = ssd_tune("VKG_TUNE_SSD_WG", SSD_WG);
-    const bool v4_want = ssd_tune("VKG_TUNE_SSD_V4", 1) != 0;
-    const uint32_t kt_want = ssd_tune("VKG_TUNE_SSD_KT", mid ? 16 : SSD_KT) >= 16 ? 16 : SSD_KT;
+    const uint64_t q_want = vkg_vk_tune_int("VKG_TUNE_SSD_Q", mid ? 32 : SSD_Q_MAX) >= 64 ? 64 : 32;
+    const int wg_knob = vkg_vk_tune_int("VKG_TUNE_SSD_WG", SSD_WG);
+    const bool v4_want = vkg_vk_tune_int("VKG_TUNE_SSD_V4", 1) != 0;
+    const uint32_t kt_want = vkg_vk_tune_int("VKG_TUNE_SSD_KT", mid ? 16 : SSD_KT) >= 16 ? 16 : SSD_KT;
     uint64_t q = 0;
     struct ssd_grid gr = {16, 16, false, SSD_KT};
     for (uint64_t qc = q_want; qc >= 32 && !q; qc /= 2)
@@ -192,7 +187,7 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
     /* Split SSD_MAIN: a workgroup per n tile of phase 2 and per p tile of
      * phase 3 of each chunk (roles), for grids too small to fill the GPU. */
     const uint64_t mnt = 4 * (uint64_t)gr.tcw;
-    const bool split = ssd_tune("VKG_TUNE_SSD_SPLIT", small) != 0;
+    const bool split = vkg_vk_tune_int("VKG_TUNE_SSD_SPLIT", small) != 0;
     const uint64_t nr = split ? (ds + mnt - 1) / mnt + (hd + mnt - 1) / mnt : 0;
     const uint64_t nr1 = nr ? nr : 1;
     /* sr: S and R per chunk, DC per chunk, DSQ per sequence, DAP per chunk
@@ -200,7 +195,7 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
     const uint64_t sr_floats = 2 * nq * nh * nc * ds * hd + nq * nh * nc + nq * nh * ds * hd +
                                nq * nh * nc * nr1 + nq * nh * nt * nr;
     /* K = C B^T once per group (SSD_KMAT) instead of once per head. */
-    const bool kpre = ssd_tune("VKG_TUNE_SSD_KPRE", !small) != 0;
+    const bool kpre = vkg_vk_tune_int("VKG_TUNE_SSD_KPRE", !small) != 0;
     const uint64_t ng = (uint64_t)d->n_group;
     const uint64_t bc_floats = 2 * nq * nh * nt * ds + (kpre ? nq * ng * nc * q * q : 0);
     const uint64_t range = dev->props.limits.maxStorageBufferRange;
@@ -247,7 +242,7 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
 
     const struct vkg_tensor *t[11] = {s, x, dt, A, B, C, ids, g, node, sr, bc};
     const uint32_t spec[2] = {SSD_WG, (uint32_t)q};
-    const uint32_t pf = ssd_tune("VKG_TUNE_SSD_PF", 1) != 0;
+    const uint32_t pf = vkg_vk_tune_int("VKG_TUNE_SSD_PF", 1) != 0;
     const uint32_t mspec[8] = {gr.trw * gr.tcw, (uint32_t)q,  gr.trw, gr.tcw,
                                kpre ? 1u : 0u,  (uint32_t)nr, pf,     gr.kt};
     const uint32_t rspec[3] = {SSD_WG, (uint32_t)q, (uint32_t)nr};
