@@ -3,7 +3,8 @@
  * Selects cases (sweep tier, --include/--exclude globs, --case-list, --case
  * with --param overrides, --shard i/n interleaved), selects targets (--device
  * all|cpu|vulkan|N), runs every (case, target) in child processes, reruns
- * unexpected failures to tell flakes from regressions, and writes the console
+ * unexpected failures to tell flakes from regressions, re-times the cases
+ * that read slower than a --baseline (retime.c), and writes the console
  * table, --json, --junit and --dump. Exit: 0 every case passed (or failed as
  * an expectation says), 1 an unexpected failure, 2 bad usage or input. */
 #include <errno.h>
@@ -42,6 +43,11 @@ static void usage(FILE *f) {
             "  --no-determinism     run each case once instead of twice\n"
             "  --time-reps N        extra timed computes, GPU time = the fastest (default 3)\n"
             "  --expectations FILE  known failures and flakes per device/driver\n"
+            "  --baseline FILE      re-time, at the end, the cases whose GPU time reads as a\n"
+            "                       time regression against this earlier --json run\n"
+            "  --retimes N          re-time rounds at most (default 2; 0..8)\n"
+            "  --time-factor X, --time-min-us X, --time-on-cpu-devices\n"
+            "                       what reads as a time regression: as in vkgrad compare\n"
             "output:\n"
             "  --json FILE          JSON Lines, one record per case and backend\n"
             "  --junit FILE         JUnit XML\n"
@@ -89,6 +95,15 @@ static bool parse_int(const char *s, int lo, int hi, int *v) {
     return true;
 }
 
+static bool parse_pos(const char *s, double *v) {
+    char *end;
+    errno = 0;
+    double x = strtod(s, &end);
+    if (end == s || *end || errno || !(x >= 0) || x > 1e12) return false;
+    *v = x;
+    return true;
+}
+
 static bool push_case(struct conf_case **v, int *n, int *cap, const struct conf_case *c) {
     if (*n == *cap) {
         *cap = *cap ? *cap * 2 : 64;
@@ -106,6 +121,10 @@ int vkg_cmd_conform(int argc, char **argv) {
     const char *inc[MAX_PATTERNS], *exc[MAX_PATTERNS], *named[MAX_PATTERNS], *params[MAX_PATTERNS];
     int n_inc = 0, n_exc = 0, n_named = 0, n_params = 0;
     const char *case_list = NULL, *json = NULL, *junit = NULL, *device = "all", *exp_path = NULL;
+    const char *baseline_path = NULL;
+    struct conf_compare_options co;
+    conf_compare_options_default(&co);
+    int retime_rounds = 2;
     int tier = 0, shard_i = 0, shard_n = 1;
     bool list = false, quiet = false;
     char msg[CONF_MSG_MAX];
@@ -198,6 +217,26 @@ int vkg_cmd_conform(int argc, char **argv) {
                 fprintf(stderr, "vkgrad conform: --time-reps '%s' must be 0..1000\n", val);
                 return 2;
             }
+        } else if (!strcmp(a, "--baseline")) {
+            NEED_VAL();
+            baseline_path = val;
+        } else if (!strcmp(a, "--retimes")) {
+            NEED_VAL();
+            if (!parse_int(val, 0, CONF_MAX_RETIMES, &retime_rounds)) {
+                fprintf(stderr, "vkgrad conform: --retimes '%s' must be 0..%d\n", val,
+                        CONF_MAX_RETIMES);
+                return 2;
+            }
+        } else if (!strcmp(a, "--time-factor") || !strcmp(a, "--time-min-us")) {
+            NEED_VAL();
+            double *dst = !strcmp(a, "--time-factor") ? &co.time_factor : &co.time_min_us;
+            if (!parse_pos(val, dst)) {
+                fprintf(stderr, "vkgrad conform: %s '%s' must be a non-negative number\n", a,
+                        val);
+                return 2;
+            }
+        } else if (!strcmp(a, "--time-on-cpu-devices")) {
+            co.time_on_cpu_devices = true;
         } else if (!strcmp(a, "--json")) {
             NEED_VAL();
             json = val;
@@ -229,6 +268,15 @@ int vkg_cmd_conform(int argc, char **argv) {
         fprintf(stderr, "vkgrad conform: --expectations: %s\n", msg);
         return 2;
     }
+    /* read before the run: a bad baseline should not cost a whole run */
+    struct conf_result *base = NULL;
+    int n_base = 0;
+    if (baseline_path && !conf_results_load(baseline_path, &base, &n_base, msg, sizeof msg)) {
+        fprintf(stderr, "vkgrad conform: --baseline: %s\n", msg);
+        free(exps);
+        free(base);
+        return 2;
+    }
 
     /* targets */
     struct conf_target targets[17];
@@ -242,6 +290,7 @@ int vkg_cmd_conform(int argc, char **argv) {
                     "vkgrad conform: --device '%s' must be all, cpu, vulkan or a device index\n",
                     device);
             free(exps);
+            free(base);
             return 2;
         }
     }
@@ -256,6 +305,7 @@ int vkg_cmd_conform(int argc, char **argv) {
         if (n_vk < 0) {
             fprintf(stderr, "vkgrad conform: %s\n", msg);
             free(exps);
+            free(base);
             return 1;
         }
     } else {
@@ -265,6 +315,7 @@ int vkg_cmd_conform(int argc, char **argv) {
             if (vkg_vulkan_device_get_info(d, &vk_infos[d]) != VKG_STATUS_OK) {
                 fprintf(stderr, "vkgrad conform: Vulkan device %d: %s\n", d, vkg_last_error(NULL));
                 free(exps);
+                free(base);
                 return 1;
             }
         if (n_vk > 16) n_vk = 16;
@@ -280,6 +331,7 @@ int vkg_cmd_conform(int argc, char **argv) {
             only, only, n_vk, n_vk == 1 ? "" : "s",
             vk_available ? "" : "; Vulkan is not available");
         free(exps);
+        free(base);
         return 2;
     }
     const char *req = getenv("VKGRAD_REQUIRE_VULKAN");
@@ -288,6 +340,7 @@ int vkg_cmd_conform(int argc, char **argv) {
             fprintf(stderr,
                     "vkgrad conform: VKGRAD_REQUIRE_VULKAN=1 but no Vulkan device was found\n");
             free(exps);
+            free(base);
             return 1;
         }
         if (!quiet)
@@ -296,6 +349,7 @@ int vkg_cmd_conform(int argc, char **argv) {
     if (n_targets == 0) {
         fprintf(stderr, "vkgrad conform: no backend selected\n");
         free(exps);
+        free(base);
         return 2;
     }
 
@@ -431,6 +485,27 @@ int vkg_cmd_conform(int argc, char **argv) {
                     r->flaky ? "passed: a flake" : "failed again: a real failure");
     }
 
+    if (base && retime_rounds > 0) {
+        int before = unexpected;
+        int nr = conf_retime_suspects(jobs, n_jobs, base, n_base, &co, retime_rounds, &o,
+                                      quiet ? NULL : stderr);
+        if (nr < 0) {
+            fprintf(stderr, "vkgrad conform: cannot start child processes: %s\n",
+                    strerror(errno));
+            rc = 2;
+            goto out;
+        }
+        /* a re-time run that failed made its case fail */
+        unexpected = 0;
+        for (int k = 0; k < n_jobs; k++)
+            if (!conf_status_ok(results[k].status) && !results[k].flaky &&
+                !results[k].expectation[0])
+                unexpected++;
+        if (!quiet && nr > 0)
+            fprintf(stderr, "re-timed %d case%s%s\n", nr, nr == 1 ? "" : "s",
+                    unexpected > before ? "; a re-time run failed" : "");
+    }
+
     if (!quiet) conf_report_console_table(stdout, results, n_jobs);
     rc = unexpected ? 1 : 0;
     if (json && !conf_report_json(json, results, n_jobs, msg, sizeof msg)) {
@@ -447,5 +522,6 @@ out:
     free(results);
     free(jobs);
     free(exps);
+    free(base);
     return rc;
 }

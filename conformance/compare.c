@@ -187,6 +187,21 @@ void conf_compare_options_default(struct conf_compare_options *o) {
     o->time_on_cpu_devices = false;
 }
 
+/* The fastest runs compared: slower by the factor and the floor, and slower
+ * than the baseline's slowest run (else it is within its noise). */
+bool conf_time_regressed(const struct conf_result *b, const struct conf_result *r,
+                         const struct conf_compare_options *o) {
+    return b->time_is_gpu && r->time_is_gpu && b->gpu_time_us > 0 && r->gpu_time_us > 0 &&
+           r->gpu_time_us >= o->time_factor * b->gpu_time_us &&
+           r->gpu_time_us - b->gpu_time_us >= o->time_min_us &&
+           !(b->gpu_time_max_us > 0 && r->gpu_time_us <= b->gpu_time_max_us);
+}
+
+bool conf_time_judged(const struct conf_result *b, const struct conf_result *r,
+                      const struct conf_compare_options *o) {
+    return !(b->device_is_cpu || r->device_is_cpu) || o->time_on_cpu_devices;
+}
+
 struct tlist {
     struct conf_transition *v;
     int n, cap;
@@ -286,22 +301,20 @@ static void compare_one(struct tlist *l, const struct conf_result *b, const stru
                     rg->name);
         }
     }
-    /* time: the fastest runs compared; slower by the factor and the floor, and
-     * slower than the baseline's slowest run (else it is within its noise).
-     * On a CPU implementation of Vulkan the "GPU" shares the machine's cores,
-     * so a slowdown there is a note unless asked for. */
-    if (b->time_is_gpu && r->time_is_gpu && b->gpu_time_us > 0 && r->gpu_time_us > 0 &&
-        r->gpu_time_us >= o->time_factor * b->gpu_time_us &&
-        r->gpu_time_us - b->gpu_time_us >= o->time_min_us &&
-        !(b->gpu_time_max_us > 0 && r->gpu_time_us <= b->gpu_time_max_us)) {
-        bool cpu_dev = b->device_is_cpu || r->device_is_cpu;
-        add(l, CONF_T_TIME, !cpu_dev || o->time_on_cpu_devices, r,
-            "GPU time %.1f us -> %.1f us (+%.0f%%; the baseline's slowest run %.1f us)%s",
+    /* time: see conf_time_regressed. On a CPU implementation of Vulkan the
+     * "GPU" shares the machine's cores, so a slowdown there is a note unless
+     * asked for. */
+    if (conf_time_regressed(b, r, o)) {
+        char retimed[160] = "";
+        if (r->n_retimes > 0)
+            snprintf(retimed, sizeof retimed, "; re-timed %d time%s, first run %.1f us",
+                     r->n_retimes, r->n_retimes == 1 ? "" : "s", r->gpu_time_first_us);
+        add(l, CONF_T_TIME, conf_time_judged(b, r, o), r,
+            "GPU time %.1f us -> %.1f us (+%.0f%%; the baseline's slowest run %.1f us%s)%s",
             b->gpu_time_us, r->gpu_time_us, 100.0 * (r->gpu_time_us / b->gpu_time_us - 1),
-            b->gpu_time_max_us,
-            cpu_dev && !o->time_on_cpu_devices
-                ? "; a CPU Vulkan device: not judged (--time-on-cpu-devices)"
-                : "");
+            b->gpu_time_max_us, retimed,
+            conf_time_judged(b, r, o) ? ""
+                                       : "; a CPU Vulkan device: not judged (--time-on-cpu-devices)");
     }
 }
 

@@ -79,6 +79,31 @@ struct conf_compare_options {
 };
 void conf_compare_options_default(struct conf_compare_options *o);
 
+/* r's GPU time reads as a regression from b's (the "time" rule above). */
+bool conf_time_regressed(const struct conf_result *b, const struct conf_result *r,
+                         const struct conf_compare_options *o);
+/* Whether such a time counts: not on a CPU Vulkan device unless
+ * time_on_cpu_devices. */
+bool conf_time_judged(const struct conf_result *b, const struct conf_result *r,
+                      const struct conf_compare_options *o);
+
+/* Re-timing (retime.c), for `vkgrad conform --baseline`: after a run, the
+ * jobs whose GPU time reads as a judged time regression against their
+ * baseline record (same case, backend and device) run again, up to `rounds`
+ * times, all suspects of a round together, until they no longer read slow.
+ * The fastest GPU time of all runs is kept (with the noise of the run that
+ * gave it); the first run's time and every re-time run's are recorded
+ * (gpu_time_first_us, retimes_us). Why: a GPU that is cold or busy for a
+ * stretch of a run (seen on a freshly started machine: about ten consecutive
+ * cases 3-4x slow, fine a minute later) would otherwise read as a driver
+ * regression; a real slowdown stays slow in every run. A re-time run that
+ * fails makes the case fail (the message names the run). Progress lines go
+ * to log when non-NULL. Returns the number of jobs re-timed, -1 when child
+ * processes could not be started. */
+int conf_retime_suspects(struct conf_job *jobs, int n, const struct conf_result *base, int nb,
+                         const struct conf_compare_options *co, int rounds,
+                         const struct conf_options *o, FILE *log);
+
 /* Compare; transitions in *out (malloc'd). Returns the number of regressions,
  * or -1 + msg when the files cannot be compared (another device). */
 int conf_compare(const struct conf_result *base, int nb, const struct conf_result *run, int nr,

@@ -123,6 +123,7 @@ struct conf_grad {
 };
 
 #define CONF_MAX_RERUNS 4
+#define CONF_MAX_RETIMES 8
 
 struct conf_result {
     char case_name[CONF_NAME_MAX];
@@ -150,6 +151,12 @@ struct conf_result {
     int n_reruns;
     enum conf_status reruns[CONF_MAX_RERUNS];
     bool flaky;
+    /* filled by re-timing against a baseline (retime.c): the first run's
+     * fastest GPU time and each re-time run's; gpu_time_us is the fastest of
+     * all, gpu_time_max_us the noise of the run that gave it */
+    double gpu_time_first_us;
+    int n_retimes;
+    double retimes_us[CONF_MAX_RETIMES];
     char expectation[256]; /* "Fail: <reason>" when an expectation matched */
 };
 /* Set status to s with message if s is worse than the current status. */
@@ -167,6 +174,9 @@ double conf_result_worst_usage(const struct conf_result *r);
  *                                           element 0 to ref + usage·tol
  *   slow:<case-glob>:<factor>              multiply the recorded GPU time
  *                                           (simulated; no kernel is slowed)
+ *   slowfirst:<case-glob>:<factor>         the same in the first run only, not
+ *                                           when re-timed (a GPU that was busy
+ *                                           or cold for a while)
  *   crash:<case-glob>                       raise SIGSEGV inside the case
  *   hang:<case-glob>                        sleep forever inside the case
  *   lose:<case-glob>                        report VKG_STATUS_DEVICE_LOST
@@ -193,6 +203,7 @@ struct conf_options {
     int reruns;           /* reruns of an unexpected failure */
     bool progress;        /* progress lines on stderr */
     int time_reps;        /* extra timed computes; GPU time is the minimum */
+    bool retiming;        /* a re-time run (retime.c): slowfirst faults are off */
     int n_faults;
     struct conf_fault faults[8];
 };
@@ -243,6 +254,7 @@ bool conf_npy_write(const char *path, const void *data, char dtype, int n_dims, 
                     char *msg, size_t msg_size);
 
 #define CONF_SCHEMA         "vkgrad-conform"
-#define CONF_SCHEMA_VERSION 1
+/* 2 added gpu_time_first_us and retimes_us; records of version 1 still read */
+#define CONF_SCHEMA_VERSION 2
 
 #endif

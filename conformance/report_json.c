@@ -51,6 +51,12 @@ char *conf_result_to_json(const struct conf_result *r) {
         json_object_array_add(rr, json_object_new_string(conf_status_name(r->reruns[i])));
     json_object_object_add(o, "reruns", rr);
     json_object_object_add(o, "flaky", json_object_new_boolean(r->flaky));
+    json_object_object_add(o, "gpu_time_first_us",
+                           r->gpu_time_first_us >= 0 ? num(r->gpu_time_first_us) : NULL);
+    json_object *rt = json_object_new_array();
+    for (int i = 0; i < r->n_retimes; i++)
+        json_object_array_add(rt, num(r->retimes_us[i]));
+    json_object_object_add(o, "retimes_us", rt);
     json_object_object_add(o, "expectation", json_object_new_string(r->expectation));
     json_object *gs = json_object_new_array();
     for (int i = 0; i < r->n_grads; i++) {
@@ -188,6 +194,23 @@ bool conf_result_from_json(const char *line, struct conf_result *r, char *msg, s
     r->deterministic = get_bool(&d, "deterministic");
     r->wall_ms = get_num(&d, "wall_ms");
     r->flaky = get_bool(&d, "flaky");
+    r->gpu_time_first_us = -1;
+    if (ver >= 2) { /* version 1 had no re-timing */
+        r->gpu_time_first_us = get_num(&d, "gpu_time_first_us");
+        if (isnan(r->gpu_time_first_us)) r->gpu_time_first_us = -1;
+        json_object *rt = need(&d, "retimes_us", json_type_array, false);
+        for (size_t i = 0; rt && i < json_object_array_length(rt); i++) {
+            json_object *e = json_object_array_get_idx(rt, i);
+            if (i == CONF_MAX_RETIMES || !e ||
+                !(json_object_is_type(e, json_type_double) || json_object_is_type(e, json_type_int))) {
+                snprintf(msg, msg_size, "retimes_us[%zu] is not a time (at most %d)", i,
+                         CONF_MAX_RETIMES);
+                d.ok = false;
+                break;
+            }
+            r->retimes_us[r->n_retimes++] = json_object_get_double(e);
+        }
+    }
     get_str(&d, "expectation", r->expectation, sizeof r->expectation);
     json_object *rr = need(&d, "reruns", json_type_array, false);
     for (size_t i = 0; rr && i < json_object_array_length(rr) && i < CONF_MAX_RERUNS; i++) {

@@ -139,7 +139,7 @@ int conf_faults_parse(const char *spec, struct conf_fault *f, int max, char *msg
             char *end;
             x->value = strtod(fields[3], &end);
             if (*end || !isfinite(x->value)) goto bad;
-        } else if (!strcmp(x->kind, "slow")) {
+        } else if (!strcmp(x->kind, "slow") || !strcmp(x->kind, "slowfirst")) {
             if (nf != 3) goto bad;
             char *end;
             x->value = strtod(fields[2], &end);
@@ -155,7 +155,7 @@ int conf_faults_parse(const char *spec, struct conf_fault *f, int max, char *msg
     bad:
         snprintf(msg, msg_size,
                  "VKG_FAULT: malformed item '%s' (perturb:GLOB:OUTPUT:USAGE, slow:GLOB:FACTOR, "
-                 "crash:GLOB, hang:GLOB, lose:GLOB)",
+                 "slowfirst:GLOB:FACTOR, crash:GLOB, hang:GLOB, lose:GLOB)",
                  fields[0] ? fields[0] : "");
         return -1;
     }
@@ -231,7 +231,7 @@ enum conf_status conf_run_case(const struct conf_case *c, const struct conf_targ
     snprintf(r->api_version, sizeof r->api_version, "%s", t->api_version);
     snprintf(r->vkgrad_version, sizeof r->vkgrad_version, "%s", vkg_version());
     r->seed = o->seed;
-    r->gpu_time_us = r->gpu_time_max_us = -1;
+    r->gpu_time_us = r->gpu_time_max_us = r->gpu_time_first_us = -1;
     r->device_is_cpu = t->have_info && t->info.is_cpu;
     r->deterministic = true;
     r->status = CONF_PASS;
@@ -443,6 +443,7 @@ enum conf_status conf_run_case(const struct conf_case *c, const struct conf_targ
         r->gpu_time_max_us = tmax > r->gpu_time_us ? tmax : r->gpu_time_us;
         r->time_is_gpu = is_gpu;
         const struct conf_fault *sf = fault_for(o, "slow", c->name);
+        if (!sf && !o->retiming) sf = fault_for(o, "slowfirst", c->name);
         if (sf) { /* simulated regression (test only) */
             r->gpu_time_us *= sf->value;
             r->gpu_time_max_us *= sf->value;

@@ -11,7 +11,9 @@
  *   a kernel that skips its output        -> Fail from the NaN fill
  *   crash / hang / lost device in a child -> Crash / Timeout / DeviceLost, and
  *                                            the next case still runs
- *   slow (x3, simulated GPU time)         -> time
+ *   slow (x3, simulated GPU time)         -> time, also after re-timing
+ *   slowfirst (slow in the first run only) -> re-timed by conform --baseline:
+ *                                            no regression, both times kept
  *   VKG_VULKAN_DISABLE=<op>               -> placement Vulkan -> CPU
  *   VKG_FAULT_DROP_DISPATCH=<op>          -> new failure (unwritten output)
  * The first four use a test backend ("Fake0": the CPU kernels on host memory,
@@ -286,7 +288,11 @@ static void faults__malformed_spec_is_refused(void **state) {
 /* ---- JSON ------------------------------------------------------------------------ */
 static void json__record_round_trips(void **state) {
     (void)state;
-    const struct conf_result *r = &cpu_base.results[2];
+    struct conf_result rt = cpu_base.results[2];
+    rt.gpu_time_first_us = 812.5;
+    rt.n_retimes = 2;
+    rt.retimes_us[0] = 140.25, rt.retimes_us[1] = 96.5;
+    const struct conf_result *r = &rt;
     char *js = conf_result_to_json(r);
     struct conf_result back;
     char msg[256];
@@ -300,6 +306,38 @@ static void json__record_round_trips(void **state) {
         assert_true(back.grads[i].m.nmse == r->grads[i].m.nmse);
         assert_int_equal(back.grads[i].bound.K, r->grads[i].bound.K);
     }
+    assert_true(back.gpu_time_first_us == 812.5);
+    assert_int_equal(back.n_retimes, 2);
+    assert_true(back.retimes_us[0] == 140.25 && back.retimes_us[1] == 96.5);
+    free(js);
+}
+
+/* Baselines written before re-timing existed (schema version 1) still read. */
+static void json__version_1_records_still_read(void **state) {
+    (void)state;
+    char *js = conf_result_to_json(&cpu_base.results[1]);
+    char v1[8192];
+    const char *keys[] = {",\"gpu_time_first_us\":", ",\"retimes_us\":"};
+    snprintf(v1, sizeof v1, "%s", js);
+    for (int k = 0; k < 2; k++) { /* drop the key and its value (null, a number or []) */
+        char *at = strstr(v1, keys[k]);
+        assert_non_null(at);
+        char *end = at + strlen(keys[k]);
+        end += strcspn(end, ",}");
+        memmove(at, end, strlen(end) + 1);
+    }
+    char *ver = strstr(v1, "\"schema_version\":2");
+    assert_non_null(ver);
+    ver[strlen("\"schema_version\":")] = '1';
+    struct conf_result back;
+    char msg[256];
+    if (!conf_result_from_json(v1, &back, msg, sizeof msg)) fail_msg("%s: %s", msg, v1);
+    assert_string_equal(back.case_name, cpu_base.results[1].case_name);
+    assert_true(back.gpu_time_first_us < 0);
+    assert_int_equal(back.n_retimes, 0);
+    ver[strlen("\"schema_version\":")] = '2'; /* version 2 needs the keys */
+    assert_false(conf_result_from_json(v1, &back, msg, sizeof msg));
+    assert_non_null(strstr(msg, "missing key \"gpu_time_first_us\""));
     free(js);
 }
 
@@ -312,7 +350,7 @@ static void json__foreign_or_corrupt_records_are_refused(void **state) {
         const char *from, *to, *says;
     } edits[] = {
         {"\"schema\":\"vkgrad-conform\"", "\"schema\":\"deqp-results\"", "foreign record"},
-        {"\"schema_version\":1", "\"schema_version\":9", "not supported"},
+        {"\"schema_version\":2", "\"schema_version\":9", "not supported"},
         {"\"status\":\"Pass\"", "\"status\":\"Passed\"", "unknown status"},
         {"\"splits\":", "\"splitz\":", "missing key \"splits\""},
         {"\"case\":\"", "\"case\":7,\"x\":\"", "key \"case\" has type int"},
@@ -509,6 +547,61 @@ static void fault__slow_kernel_is_a_time_regression(void **state) {
     time_min_us = -1;
 }
 
+/* conform --baseline: a case slow in its first run only (a cold or busy GPU)
+ * is re-timed and is no regression; a case slow every time stays one. */
+static int retime(struct run *r, const struct conf_options *o, int rounds) {
+    struct conf_job jobs[N_SMALL];
+    for (int i = 0; i < N_SMALL; i++)
+        jobs[i] = (struct conf_job){&r->cases[i], &vk_target, &r->results[i]};
+    struct conf_compare_options co;
+    conf_compare_options_default(&co);
+    co.time_min_us = 0;
+    co.time_on_cpu_devices = true;
+    return conf_retime_suspects(jobs, N_SMALL, vk_base.results, N_SMALL, &co, rounds, o, NULL);
+}
+
+static void fault__slow_first_run_is_retimed_away(void **state) {
+    (void)state;
+    need_vulkan();
+    struct conf_options o;
+    opts_for_test(&o, true);
+    char msg[256];
+    o.n_faults = conf_faults_parse("slowfirst:ssm_conv_back.*:20", o.faults, 8, msg, sizeof msg);
+    struct run r;
+    run_cases(&vk_target, &o, &r);
+    const double first = r.results[2].gpu_time_us;
+    /* lavapipe shares two loaded cores: up to 8 rounds until it reads normal */
+    /* >= 1: with no time floor lavapipe's noise can make another case a suspect */
+    assert_true(retime(&r, &o, CONF_MAX_RETIMES) >= 1);
+    const struct conf_result *c = &r.results[2];
+    assert_int_equal(c->status, CONF_PASS);
+    assert_true(c->n_retimes >= 1);
+    assert_true(c->gpu_time_first_us == first);
+    assert_true(c->gpu_time_us < first / 4);
+    struct conf_compare_options co;
+    conf_compare_options_default(&co);
+    co.time_min_us = 0;
+    co.time_on_cpu_devices = true;
+    assert_false(conf_time_regressed(&vk_base.results[2], c, &co));
+}
+
+static void fault__slow_kernel_stays_slow_when_retimed(void **state) {
+    (void)state;
+    need_vulkan();
+    struct conf_options o;
+    opts_for_test(&o, true);
+    char msg[256];
+    o.n_faults = conf_faults_parse("slow:ssm_conv_back.*:20", o.faults, 8, msg, sizeof msg);
+    struct run r;
+    run_cases(&vk_target, &o, &r);
+    assert_true(retime(&r, &o, 2) >= 1);
+    assert_int_equal(r.results[2].n_retimes, 2);
+    time_min_us = 0;
+    expect_transition(&vk_base, &r, CONF_T_TIME, 2,
+                      (const char *const[]){"GPU time", "re-timed 2 times", NULL});
+    time_min_us = -1;
+}
+
 static void fault__disabled_op_is_a_placement_regression(void **state) {
     (void)state;
     need_vulkan();
@@ -561,6 +654,10 @@ static void cli__bad_input_exits_2(void **state) {
     assert_int_equal(run_prog("conform --shard 3/2"), 2);
     assert_int_equal(run_prog("conform --include 'zzz*' --device cpu"), 2);
     assert_int_equal(run_prog("conform --case-list /nonexistent --device cpu"), 2);
+    assert_int_equal(run_prog("conform --baseline /nonexistent --device cpu"), 2);
+    assert_int_equal(run_prog("conform --baseline /etc/hostname --device cpu"), 2);
+    assert_int_equal(run_prog("conform --retimes 9 --device cpu"), 2);
+    assert_int_equal(run_prog("conform --time-factor -1 --device cpu"), 2);
     assert_int_equal(run_prog("compare /nonexistent /nonexistent"), 2);
     assert_int_equal(run_prog("compare /etc/hostname /etc/hostname"), 2);
     assert_int_equal(run_prog("conform --case add.contig.ne0=3.ne1=2.ne2=1 --device cpu --quiet"),
@@ -575,6 +672,7 @@ int main(void) {
         cmocka_unit_test(case__glob),
         cmocka_unit_test(faults__malformed_spec_is_refused),
         cmocka_unit_test(json__record_round_trips),
+        cmocka_unit_test(json__version_1_records_still_read),
         cmocka_unit_test(json__foreign_or_corrupt_records_are_refused),
         cmocka_unit_test(compare__bad_files_are_refused),
         cmocka_unit_test(compare__same_run_has_no_regression),
@@ -586,6 +684,8 @@ int main(void) {
         cmocka_unit_test(fault__hang_is_a_timeout),
         cmocka_unit_test(fault__lost_device_restarts_the_child),
         cmocka_unit_test(fault__slow_kernel_is_a_time_regression),
+        cmocka_unit_test(fault__slow_first_run_is_retimed_away),
+        cmocka_unit_test(fault__slow_kernel_stays_slow_when_retimed),
         cmocka_unit_test(fault__disabled_op_is_a_placement_regression),
         cmocka_unit_test(fault__dropped_dispatch_is_caught),
         cmocka_unit_test(cli__bad_input_exits_2),
