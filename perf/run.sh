@@ -16,6 +16,10 @@
 #   --build-dir   build directory (default: build-release, a release build;
 #                 the tests use build/ with --werror)
 #   --out         where the <slug> folders go (default: reports)
+# Where reports/<slug>/baseline.jsonl is committed for a device, the
+# conformance run re-times against it (conform --baseline: cases that read
+# slower than the baseline run again at the end, the fastest time kept) and
+# compare.txt says what changed since that baseline.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 quick=0 build=1 plots=1 bdir=build-release out=reports
@@ -74,12 +78,19 @@ for line in "${devices[@]}"; do
   fi
 
   step "conformance on $slug"
-  rm -f "$dir/conform.jsonl"
-  if "$vkgrad" conform "${conf_dev[@]}" "${conform_args[@]}" --json "$dir/conform.jsonl" \
-       --junit "$dir/conform.junit.xml" > "$dir/conform.txt" 2>&1; then :; else
+  rm -f "$dir/conform.jsonl" "$dir/compare.txt"
+  base=(); bfile="reports/$slug/baseline.jsonl"
+  [ -f "$bfile" ] && base=(--baseline "$bfile")
+  if "$vkgrad" conform "${conf_dev[@]}" "${conform_args[@]}" "${base[@]}" \
+       --json "$dir/conform.jsonl" --junit "$dir/conform.junit.xml" > "$dir/conform.txt" 2>&1; then :; else
     echo "run.sh: conformance reported failures on $slug (see $dir/conform.txt)" >&2; status=1
   fi
   tail -n 15 "$dir/conform.txt" >&2
+  if [ ${#base[@]} -gt 0 ] && [ -f "$dir/conform.jsonl" ]; then
+    # what changed since the committed baseline (exit 1 = a regression: said, not fatal)
+    "$vkgrad" compare --quiet "$bfile" "$dir/conform.jsonl" > "$dir/compare.txt" 2>&1 || true
+    tail -n 1 "$dir/compare.txt" >&2
+  fi
 
   step "perf sweep on $slug"
   "$vkgrad" perf "${dev_arg[@]}" "${perf_args[@]}" --csv "$dir/perf.csv" || status=1
