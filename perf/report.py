@@ -6,6 +6,7 @@ Inputs in DIR (written by perf/run.sh):
   perf.csv        `vkgrad perf` rows (columns in perf/bench.h)
   conform.jsonl   `vkgrad conform --json` records (one per case and backend)
   conform.txt     the conformance console summary
+  compare.txt     `vkgrad compare` against the committed baseline (optional)
   demo.txt        `vkgrad demo` output
   devices.txt     `vkgrad devices` output
   device.txt      "index<TAB>slug<TAB>description" of this device
@@ -360,6 +361,8 @@ def write_html(d):
         "DEVICES_TXT": html.escape(read_text(d, "devices.txt", "(not recorded)")),
         "DEMO_TXT": html.escape(read_text(d, "demo.txt", "(not recorded)")),
         "CONFORM_TXT": html.escape(read_text(d, "conform.txt", "(not recorded)")[-6000:]),
+        "COMPARE_TXT": html.escape(read_text(
+            d, "compare.txt", "(no committed baseline for this device)")[-6000:]),
         "CONFORM_COUNTS": conform_counts(read_conform(d)),
         "OP_TABLE": op_table(read_conform(d)),
         "PERF_TABLE": perf_table(rows),
