@@ -32,6 +32,7 @@ run() { # label, include, env assignments...
 }
 run "gemm: transpose pre-pass on every plan" 'out_prod*,mul_mat*' VKG_TUNE_GEMM=tr=2
 run "gemm: big kernels only" 'out_prod*,mul_mat*' VKG_TUNE_GEMM=mid=0,small=0,split=0
+run "conv: persistent 16-byte kernel v32p" 'ssm_conv*' VKG_TUNE_CONV=v32p
 run "conv: 16-byte kernel v16x2" 'ssm_conv*' VKG_TUNE_CONV=v16x2
 run "conv: 16-byte kernel v16w" 'ssm_conv*' VKG_TUNE_CONV=v16w
 run "conv: walk 16x128u" 'ssm_conv*' VKG_TUNE_CONV=16x128u
@@ -39,10 +40,15 @@ run "scan Mamba-2: chunked recurrence" 'ssm_scan_back.mamba2*' VKG_TUNE_SCAN_SSD
 run "scan Mamba-2: matrix form at every length" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1
 run "scan Mamba-2: matrix form, big-grid layout" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 \
   VKG_TUNE_SSD_SPLIT=0 VKG_TUNE_SSD_KPRE=1 VKG_TUNE_SSD_Q=64 VKG_TUNE_SSD_KT=8
+run "scan Mamba-2: matrix form, big-grid layout with the 8x4-block kernel" 'ssm_scan_back.mamba2*' \
+  VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_SPLIT=0 VKG_TUNE_SSD_KPRE=1 VKG_TUNE_SSD_Q=64 VKG_TUNE_SSD_KT=8 \
+  VKG_TUNE_SSD_P2W=1 VKG_TUNE_SSD_WMAP=1 VKG_TUNE_SSD_K2=1 VKG_TUNE_SSD_TRI=1 VKG_TUNE_SSD_CG=16
 run "scan Mamba-2: matrix form, mid-grid layout" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 \
   VKG_TUNE_SSD_SPLIT=0 VKG_TUNE_SSD_Q=32 VKG_TUNE_SSD_KT=16
 run "scan Mamba-1: chunked recurrence" 'ssm_scan_back.mamba1*' VKG_TUNE_SCAN_CHAN=0
 run "scan Mamba-1: channel path at every length" 'ssm_scan_back.mamba1*' VKG_TUNE_CHAN_MINTOK=1
+run "scan Mamba-1: channel path, checkpoint replay" 'ssm_scan_back.mamba1*' VKG_TUNE_CHAN_MINTOK=1 \
+  VKG_TUNE_CHAN_SCK=0
 run "glue: barriers only where needed, profiled too" "$glue" VKG_TUNE_BARRIER=deps
 run "glue: no fused chains, two-pass VIEW_BACK and SUM" "$glue" VKG_TUNE_FUSE=0 VKG_TUNE_VIEW_BACK=2 VKG_TUNE_SUM_ONE=0
 [ $fails -eq 0 ] || { echo "$fails forced-path run(s) failed" >&2; exit 1; }

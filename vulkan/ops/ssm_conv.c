@@ -5,25 +5,44 @@
  * - shaders/ssm_conv_vec.comp, d_conv <= 4 where the layout allows 16-byte
  *   accesses (g channel-fast with rows on 16-byte boundaries, sx time-fast
  *   with each row at the same residue mod 4 as its d_sx row; vec_fits) and
- *   the node has at least VEC_MIN_ELEMS positions x channels. Default v16x2:
- *   16 channels x chunks of 256-position steps, 512 invocations, one warp
+ *   the node has at least VEC_MIN_ELEMS positions x channels. Each
+ *   workgroup takes channel blocks x steps of 128*GPL positions, one warp
  *   per channel row; g staged with vec4 loads and transposed into shared
  *   memory (conflict-free pitch), sx read and d_sx written as vec4s from
- *   registers (each row cut at its own 16-byte boundaries), d_c in registers
- *   for the chunk; chunks sized for about VEC_WGS workgroups. One dispatch
- *   when a chunk covers the sequence, else a second (CONV_REDUCE of
- *   ssm_conv_back.comp) adds the chunk partials in a fixed order.
- *   H200, 4352 channels x 4096 tokens: 0.077 ms (the walk below: 0.092;
- *   copy speed for its 214 MB would be 0.051). Measured there and slower:
- *   32 channels x 128 positions with 256 invocations (0.084-0.085), with two
- *   shared buffers and one barrier per step (0.116-0.152: less occupancy),
- *   with 512 invocations (0.078-0.079); 64 channels (0.120); 8 channels x
- *   512 positions (0.086-0.089); 32 x 256 (0.092); 8 or 4 channels per
- *   workgroup with one chunk per sequence (0.086-0.093); grid with chunks
- *   fastest (equal). v16w (16 x 128, 256 invocations) is as fast (0.077)
- *   and is the fallback where v16x2 does not fit. Slower than the walk at
- *   the smaller shapes (4352 x 1024: 0.038 vs 0.028; 1024 x 1024: 0.016 vs
- *   0.014; 1024 x 64: 0.008 vs 0.007), hence VEC_MIN_ELEMS.
+ *   registers (each row cut at its own 16-byte boundaries), d_c in
+ *   registers, then a second dispatch (CONV_REDUCE of ssm_conv_back.comp)
+ *   adds the d_c partials in a fixed order (none when one workgroup covers a
+ *   whole sequence of its channels).
+ *   Default where the device tells its multiprocessor count
+ *   (VK_NV_shader_sm_builtins): v32p, a persistent grid of
+ *   VEC_PERSIST_PER_SM workgroups per multiprocessor, 32 channels (g read
+ *   in whole 128-byte lines) x 128-position steps, 512 invocations; the
+ *   (row block, step) units split evenly over the grid in a fixed order, so
+ *   no ragged last wave; loads run one step ahead across row blocks.
+ *   Elsewhere v16x2: 16 channels x chunks of 256-position steps, chunks
+ *   sized for about VEC_WGS workgroups.
+ *   H200, 4352 channels x 4096 tokens (copy speed for its 214 MB: 0.051 ms;
+ *   three contiguous streams of the same bytes, a timing probe: 0.054):
+ *   v32p 0.0741-0.0750 ms (69% of copy), v16x2 0.0774-0.0775 (of which the
+ *   CONV_REDUCE dispatch 0.0037). v32p with 132 / 198 / 330 / 396
+ *   workgroups: 0.103 / 0.083 / 0.095 / 0.084 (2 per multiprocessor fill
+ *   the H200 exactly). Measured there and slower, round 4: persistent
+ *   32 x 256 (0.089-0.091), 32 x 128 with 256 invocations (0.084-0.087),
+ *   8 x 256 with 256 invocations (0.078 / 0.106 at 528 / 792 workgroups),
+ *   persistent 16 x 256 with 132 / 264
+ *   / 396 workgroups (0.100 / 0.077-0.079 / 0.087), 16 x 128 with 256
+ *   invocations (0.079-0.085), 16 x 512 (0.086); one chunk per row block, no
+ *   CONV_REDUCE (16 x 256: 0.098; 16 x 128: 0.083; 8 x 256: 0.083; 16 x 512:
+ *   0.101); chunked 8 x 256 with 256 invocations (0.076), v16x2 with 2
+ *   steps per chunk (0.083). Earlier rounds: 32 x 128 chunked (0.078-0.085),
+ *   two shared buffers and one barrier per step (0.116-0.152: less
+ *   occupancy), 64 channels (0.120), 8 x 512 (0.086-0.089), 32 x 256
+ *   chunked (0.092), 8 or 4 channels with one chunk per sequence
+ *   (0.086-0.093), chunks fastest in the grid (equal). v16w (16 x 128, 256
+ *   invocations) is the fallback where the others do not fit. Slower than
+ *   the walk at the smaller shapes (4352 x 1024: 0.030-0.038 vs 0.028;
+ *   1024 x 1024: 0.014-0.016 vs 0.014; 1024 x 64: 0.008-0.011 vs 0.007),
+ *   hence VEC_MIN_ELEMS.
  * - shaders/ssm_conv_walk.comp, d_conv <= 8 otherwise: 16 channels x one
  *   chunk of about 512 positions, walked per step with scalar accesses, g
  *   through a ring in shared memory, d_c in registers; partials as above.
@@ -44,14 +63,17 @@
  * other kernels are used only where they fit; the limit stays the tiled
  * kernel's.
  * Tuning knob VKG_TUNE_CONV (forces a kernel for every size): "old" the
- * tiled kernel; "vNAME[:STEPS[:ORDER]]" a 16-byte variant (vecs[]), its
- * steps per chunk (1..64; default: about VEC_WGS workgroups) and grid order
- * (0: channel blocks fastest, 1: chunks fastest); "TILE[:CHUNK[:ORDER]]" a
+ * tiled kernel; "vNAME[:STEPS[:ORDER]]" a chunked 16-byte variant (vecs[]),
+ * its steps per chunk (1..64; default: about VEC_WGS workgroups) and grid
+ * order (0: channel blocks fastest, 1: chunks fastest); "vNAME[:G]" a
+ * persistent one and its workgroups (default VEC_PERSIST_PER_SM per
+ * multiprocessor, VEC_WGS where the count is unknown); "TILE[:CHUNK[:ORDER]]" a
  * walk (walks[]), its positions per chunk (64..4096, default 512) and grid
  * order. A variant that does not fit the device or the node falls back to
  * the smaller 16-byte variant, then to the generic walk, then to the tiled
  * kernel.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,10 +83,11 @@
 #include "vkg_vk_spv_ssm_conv.spv.h"
 #include "vkg_vk_spv_ssm_conv_back_main.spv.h"
 #include "vkg_vk_spv_ssm_conv_back_reduce.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_16x128u.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_16x64d.spv.h"
 #include "vkg_vk_spv_ssm_conv_vec_16w.spv.h"
 #include "vkg_vk_spv_ssm_conv_vec_16x2.spv.h"
+#include "vkg_vk_spv_ssm_conv_vec_32p.spv.h"
+#include "vkg_vk_spv_ssm_conv_walk_16x128u.spv.h"
+#include "vkg_vk_spv_ssm_conv_walk_16x64d.spv.h"
 
 /* Mirrors the push block of shaders/common/ops_ssm_conv.glsl. */
 struct vkg_conv_push {
@@ -73,7 +96,7 @@ struct vkg_conv_push {
     uint32_t c1, g0, g1, g2;
     uint32_t off_sx, off_c, off_g, off_d;
     uint32_t off_p, n_tiles, n_cb, clen;
-    uint32_t order, pad0, pad1, pad2;
+    uint32_t order, n_wg, pad1, pad2;
 };
 _Static_assert(sizeof(struct vkg_conv_push) == 96, "ops_ssm_conv.glsl push block");
 
@@ -106,30 +129,36 @@ static const struct conv_walk walks[] = {
 };
 /* The 16-byte kernels (shaders/ssm_conv_vec.comp): channels per
  * workgroup, invocations, shared-memory buffers (2: one barrier per step),
- * vec4 groups per lane and row in a step (GPL: 128*gpl positions). */
+ * vec4 groups per lane and row in a step (GPL: 128*gpl positions),
+ * persistent grid (PERSIST). */
 struct conv_vec {
     const char *name;
     const struct vkg_vk_kernel *k;
     uint32_t cb, wg, db, gpl;
+    bool persist;
 };
 #define VEC_K(name)                                                                                \
     static const struct vkg_vk_kernel k_vec_##name =                                               \
         VKG_VK_KERNEL(vkg_vk_spv_ssm_conv_vec_##name, 5, struct vkg_conv_push)
 VEC_K(16w);
 VEC_K(16x2);
+VEC_K(32p);
 #undef VEC_K
 static const struct conv_vec vecs[] = {
-    {"v16w", &k_vec_16w, 16, 256, 1, 1},
-    {"v16x2", &k_vec_16x2, 16, 512, 1, 2},
+    {"v16w", &k_vec_16w, 16, 256, 1, 1, false},   /* VEC_SMALL */
+    {"v16x2", &k_vec_16x2, 16, 512, 1, 2, false}, /* VEC_DEFAULT */
+    {"v32p", &k_vec_32p, 32, 512, 1, 1, true},    /* VEC_DEFAULT_PERSIST */
 };
-#define VEC_DEFAULT "v16x2" /* from VEC_MIN_ELEMS positions x channels up */
-#define VEC_SMALL "v16w"    /* fits 16 KiB of shared memory */
+#define VEC_DEFAULT         "v16x2" /* from VEC_MIN_ELEMS positions x channels up */
+#define VEC_DEFAULT_PERSIST "v32p"  /* the same where the multiprocessor count is known */
+#define VEC_SMALL           "v16w"  /* fits 16 KiB of shared memory */
 enum {
-    VEC_DC_MAX = 4,     /* DCV of ssm_conv_vec.comp */
-    VEC_TT = 128,       /* positions per step and vec4 group per lane */
-    VEC_WGS = 1024,     /* workgroups the default chunking aims at */
+    VEC_DC_MAX = 4,          /* DCV of ssm_conv_vec.comp */
+    VEC_TT = 128,            /* positions per step and vec4 group per lane */
+    VEC_WGS = 1024,          /* workgroups the default chunking aims at */
     VEC_MIN_ELEMS = 8000000, /* H200: faster at 4352 x 4096, slower up to 4352 x 1024 */
-    VEC_STEPS_MAX = 64
+    VEC_STEPS_MAX = 64,
+    VEC_PERSIST_PER_SM = 2 /* persistent grid: workgroups per multiprocessor */
 };
 
 enum {
@@ -138,8 +167,8 @@ enum {
     WALK_CHUNK_MIN = 64,  /* no more partials than the tiled kernel's */
     WALK_CHUNK_MAX = 4096 /* keeps every invocation's loops short */
 };
-#define WALK_DEFAULT "16x128u"    /* any d_conv up to WALK_DC_MAX */
-#define WALK_DEFAULT_DC4 "16x64d" /* d_conv 4: as fast or faster at every H200 shape */
+#define WALK_DEFAULT     "16x128u" /* any d_conv up to WALK_DC_MAX */
+#define WALK_DEFAULT_DC4 "16x64d"  /* d_conv 4: as fast or faster at every H200 shape */
 
 /* The backward's plan: the 16-byte kernel (v != NULL, steps per chunk),
  * else the walk kernel (w != NULL), else the tiled one. */
@@ -147,7 +176,51 @@ struct conv_plan {
     const struct conv_vec *v;
     const struct conv_walk *w;
     uint32_t chunk, order, steps;
+    uint32_t wgs; /* persistent grid: workgroups (0: default) */
 };
+
+/* Streaming multiprocessors of the device (VK_NV_shader_sm_builtins), 0
+ * where it does not say; asked once per physical device. */
+static uint32_t device_sm_count(const struct vkg_vk_device *dev) {
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    static struct {
+        VkPhysicalDevice phys;
+        uint32_t sms;
+    } known[16];
+    static int n_known;
+    uint32_t sms = 0;
+    pthread_mutex_lock(&mu);
+    int i = 0;
+    while (i < n_known && known[i].phys != dev->phys)
+        i++;
+    if (i < n_known) {
+        sms = known[i].sms;
+    } else {
+        uint32_t n = 0;
+        bool has = false;
+        if (vkEnumerateDeviceExtensionProperties(dev->phys, NULL, &n, NULL) == VK_SUCCESS && n) {
+            VkExtensionProperties *e = calloc(n, sizeof *e);
+            if (e && vkEnumerateDeviceExtensionProperties(dev->phys, NULL, &n, e) >= 0)
+                for (uint32_t j = 0; j < n && !has; j++)
+                    has = !strcmp(e[j].extensionName, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME);
+            free(e);
+        }
+        if (has) {
+            VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm = {
+                .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+            VkPhysicalDeviceProperties2 p2 = {
+                .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sm};
+            vkGetPhysicalDeviceProperties2(dev->phys, &p2);
+            sms = sm.shaderSMCount;
+        }
+        if (n_known < (int)(sizeof known / sizeof known[0])) {
+            known[n_known].phys = dev->phys;
+            known[n_known++].sms = sms;
+        }
+    }
+    pthread_mutex_unlock(&mu);
+    return sms;
+}
 
 /* Whether walk w runs d_conv dc on this device. */
 static bool walk_fits(const struct conv_walk *w, const struct vkg_vulkan_device_info *info,
@@ -189,24 +262,28 @@ static bool vec_fits(const struct conv_vec *v, const struct vkg_vk_device *dev,
            (p->ns == 1 || p->g2 % 4 == 0) && p->sx0 == 1 && (p->off_sx - p->off_d) % 4 == 0 &&
            (p->sx1 - L) % 4 == 0 && (p->ns == 1 || (p->sx2 - L * p->di) % 4 == 0) &&
            info->max_workgroup_invocations >= v->wg &&
-           dev->props.limits.maxComputeWorkGroupSize[0] >= v->wg && shared <= info->max_shared_memory;
+           dev->props.limits.maxComputeWorkGroupSize[0] >= v->wg &&
+           shared <= info->max_shared_memory;
 }
 
 /* elems: positions x channels x sequences of sx (the default picks the
  * 16-byte kernel only where it was measured faster). */
 static struct conv_plan conv_plan_of(const struct vkg_vulkan_device_info *info, uint32_t wg_size_x,
-                                     int64_t dc, uint64_t elems) {
-    struct conv_plan pl = {NULL, walk_named(dc == 4 ? WALK_DEFAULT_DC4 : WALK_DEFAULT), WALK_CHUNK,
-                           0, 0};
-    if (elems >= VEC_MIN_ELEMS) pl.v = vec_named(VEC_DEFAULT);
+                                     int64_t dc, uint64_t elems, uint32_t sms) {
+    struct conv_plan pl = {
+        NULL, walk_named(dc == 4 ? WALK_DEFAULT_DC4 : WALK_DEFAULT), WALK_CHUNK, 0, 0, 0};
+    if (elems >= VEC_MIN_ELEMS) pl.v = vec_named(sms ? VEC_DEFAULT_PERSIST : VEC_DEFAULT);
     const char *env = getenv("VKG_TUNE_CONV");
     if (env && *env) {
-        if (!strcmp(env, "old")) return (struct conv_plan){NULL, NULL, WALK_CHUNK, 0, 0};
+        if (!strcmp(env, "old")) return (struct conv_plan){NULL, NULL, WALK_CHUNK, 0, 0, 0};
         pl.v = vec_named(env);
         if (pl.v) {
             const char *c1 = strchr(env, ':');
             long v = c1 ? strtol(c1 + 1, NULL, 10) : 0;
-            if (v >= 1 && v <= VEC_STEPS_MAX) pl.steps = (uint32_t)v;
+            if (pl.v->persist && v >= 1 && v <= 65535)
+                pl.wgs = (uint32_t)v;
+            else if (v >= 1 && v <= VEC_STEPS_MAX)
+                pl.steps = (uint32_t)v;
             const char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
             if (c2) pl.order = strtol(c2 + 1, NULL, 10) == 1;
         }
@@ -301,13 +378,38 @@ static enum vkg_status conv_encode(struct vkg_vk_encoder *enc, const struct vkg_
     p.off_g = vkg_vk_elem_offset(enc, g);
     const uint32_t L = p.nt + p.dc - 1;
     const struct vkg_vk_device *dev = vkg_vk_encoder_device(enc);
+    const uint32_t sms = device_sm_count(dev);
     struct conv_plan pl =
         conv_plan_of(vkg_vk_encoder_info(enc), dev->props.limits.maxComputeWorkGroupSize[0], p.dc,
-                     (uint64_t)L * p.di * p.ns);
+                     (uint64_t)L * p.di * p.ns, sms);
     /* A variant too large for the device gives way to the smallest one. */
     if (pl.v && !vec_fits(pl.v, dev, &p)) pl.v = vec_named(VEC_SMALL);
     if (pl.v && !vec_fits(pl.v, dev, &p)) pl.v = NULL;
-    if (pl.v) {
+    if (pl.v && pl.v->persist) {
+        /* Persistent grid: G workgroups over the units (row block, step),
+         * q or q+1 each; a row block meets at most ceil(S/q)+1 of their
+         * ranges, hence the slots of d_c partials. G: about the workgroups
+         * the device holds at once (VEC_PERSIST_PER_SM per multiprocessor). */
+        const uint32_t tt = VEC_TT * pl.v->gpl;
+        const uint64_t n_steps = (L + 4 + tt - 1) / tt;
+        p.n_cb = (p.di + pl.v->cb - 1) / pl.v->cb;
+        const uint64_t units = n_steps * p.n_cb * p.ns;
+        uint64_t G = pl.wgs ? pl.wgs : (uint64_t)sms * VEC_PERSIST_PER_SM;
+        if (!G) G = VEC_WGS;
+        if (G > units) G = units;
+        const uint64_t q = units / G, slots = (n_steps + q - 1) / q + 1;
+        p.n_wg = (uint32_t)G;
+        p.n_tiles = (uint32_t)(slots < G ? slots : G);
+        /* Past 32-bit unit indices (or too many partials): the chunked one. */
+        if (units > UINT32_MAX || (uint64_t)p.n_tiles * p.ns * p.di * p.dc * sizeof(float) >
+                                      dev->props.limits.maxStorageBufferRange)
+            pl.v = vec_named(VEC_DEFAULT);
+        if (!pl.v->persist && !vec_fits(pl.v, dev, &p)) pl.v = vec_named(VEC_SMALL);
+        if (!pl.v->persist && !vec_fits(pl.v, dev, &p)) pl.v = NULL;
+    }
+    if (pl.v && pl.v->persist) {
+        pl.w = NULL; /* p.n_wg, p.n_tiles set above */
+    } else if (pl.v) {
         /* Chunks of about pl.steps steps (default: as many as give about
          * VEC_WGS workgroups; fewer steps, more partials), equal in length. */
         const uint32_t tt = VEC_TT * pl.v->gpl;
@@ -336,7 +438,7 @@ static enum vkg_status conv_encode(struct vkg_vk_encoder *enc, const struct vkg_
         p.n_tiles = (L + CONV_TC - 1) / CONV_TC;
         p.n_cb = (p.di + CONV_CB - 1) / CONV_CB;
     }
-    const bool direct = (pl.v || pl.w) && p.n_tiles * p.ns == 1;
+    const bool direct = (pl.v || pl.w) && !(pl.v && pl.v->persist) && p.n_tiles * p.ns == 1;
     /* A direct walk writes no partials; bind a small region all the same. */
     const size_t pbytes =
         direct ? sizeof(float) : (size_t)p.n_tiles * p.ns * p.di * p.dc * sizeof(float);
@@ -345,7 +447,8 @@ static enum vkg_status conv_encode(struct vkg_vk_encoder *enc, const struct vkg_
     p.off_p = vkg_vk_elem_offset(enc, part);
 
     const struct vkg_tensor *t1[5] = {sx, c, g, node, part};
-    vkg_vk_grid(enc, (uint64_t)p.n_cb * p.n_tiles * p.ns, &gx, &gy);
+    vkg_vk_grid(enc, pl.v && pl.v->persist ? p.n_wg : (uint64_t)p.n_cb * p.n_tiles * p.ns, &gx,
+                &gy);
     if (pl.v) {
         const uint32_t spec[1] = {p.dc};
         st = vkg_vk_dispatch(enc, pl.v->k, spec, 1, t1, 5, &p, gx, gy, 1);

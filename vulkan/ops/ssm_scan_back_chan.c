@@ -4,35 +4,51 @@
  *
  * Parallel over time: CHAN_SUM summarises every CT-token chunk of every
  * channel (the forward scan from zero E, the adjoint sum G, the sum of dt'
- * S, whose exp(A S) is the chunk's decay; it also keeps dt' for CHAN_BACK),
- * CHAN_CARRY turns E into the state entering each chunk and G into mu
- * leaving it (per element CG runs of chunks chained through shared memory),
- * CHAN_BACK replays each chunk and walks it backwards, CHAN_REDUCE adds the
- * d_A, d_B / d_C and d_s partials in a fixed order. A channel's d_state
- * states sit in NL lanes (d_state / NL each), so the per-token sums over n
- * stay in registers; the sums over channels (d_B, d_C) go through a
- * subgroup reduce-scatter and a per-workgroup sum in shared memory, so the
- * path needs a fixed subgroup size with shuffles. Replayed states: a
- * checkpoint per KS tokens in shared memory, the KS states and decays of the
- * sub-chunk being walked in registers (memory bounded by the chunk). A
- * sequence of one chunk runs CHAN_BACK and CHAN_REDUCE only. No atomics:
- * deterministic.
+ * S, whose exp(A S) is the chunk's decay; it also keeps dt' for CHAN_BACK
+ * and, with SCK, E and S at the end of every KS-token sub-chunk), CHAN_CARRY
+ * turns E into the state entering each chunk and G into mu leaving it (per
+ * element CG runs of chunks chained through shared memory, a run kept in
+ * registers between its composite and its walks), CHAN_BACK walks each
+ * chunk backwards a sub-chunk at a time, CHAN_REDUCE adds the d_A, d_B / d_C
+ * and d_s partials in a fixed order. A channel's d_state states sit in NL
+ * lanes (d_state / NL each), so the per-token sums over n stay in
+ * registers; the sums over channels (d_B, d_C) go through a subgroup
+ * reduce-scatter and a per-workgroup sum in shared memory, so the path
+ * needs a fixed subgroup size with shuffles. Replayed states: each
+ * sub-chunk's start is exp(A S) s_entry + E from CHAN_SUM's (SCK; without
+ * it a checkpoint per sub-chunk replayed into shared memory first), the KS
+ * states and decays of the sub-chunk being walked in registers (memory
+ * bounded by the chunk). A sequence of one chunk runs CHAN_BACK and
+ * CHAN_REDUCE only. No atomics: deterministic.
  *
  * Builds: the register arrays are sized by DSL / NL / KS. Sized by
  * specialization constants they did not stay in registers on the H200
  * (CHAN_BACK 2.17 ms at 1536 x 4096 tokens, the whole op 2.32 ms against
  * 0.71 ms for the chunked path), so GPUs only run the builds with them fixed
  * at compile time (chan_back_fixed, chan_sum_fixed); the generic builds serve
- * CPU devices (lavapipe) and VKG_TUNE_CHAN_GEN=1.
+ * CPU devices (lavapipe) and VKG_TUNE_CHAN_GEN=1. Every loop that indexes a
+ * register array is [[unroll]] with constant bounds, without early exits
+ * (a continue kept spirv-opt from unrolling), and tokens past a chunk's end
+ * are walked as no-ops rather than branched around.
  *
- * Measured on the H200 (GPU ms, old chunked path -> this path, defaults NL 2,
- * KS 8, CT 32): d_inner 1536 x 4096 tokens 0.713 -> 0.578 (CHAN_SUM 0.098,
- * CARRY 0.031, BACK 0.435, REDUCE 0.009); 4096 x 4096 1.812 -> 1.448;
- * 4096 x 1024 0.488 -> 0.403; 1024 x 64 0.033 -> 0.062 (slower: GPUs keep
- * the chunked path below CHAN_MIN_TOK tokens). Slower at 1536 x 4096: KS 4
- * 1.00, CT 64 0.91, CT 16 0.70, NL 4 0.65, NL 4 + KS 16 0.74 (CT 16: 0.70).
- * Far from the 0.118 ms target: CHAN_BACK is ~5x its instruction estimate,
- * cause not found (no profiler access).
+ * Measured on the H200 (GPU ms, 1536 x 4096 tokens; round 3 shipped 0.578:
+ * CHAN_SUM 0.098, CARRY 0.031, BACK 0.435, REDUCE 0.009). Round 4, timing
+ * only stage skips, 0.608 in all: SUM 0.111, CARRY 0.024 (runs kept in
+ * registers; 0.031 before), BACK 0.460, REDUCE 0.010; BACK without its
+ * checkpoint replay -0.14, without the d_B / d_C shuffles -0.06, without
+ * exp -0.02, without the per-workgroup sums -0.02; SUM without exp -0.005.
+ * So neither exp nor the shuffles bound it; the per-sub-chunk replay did.
+ * SCK (no replay, no checkpoints in shared memory): 0.486 at CT 32, 0.460
+ * at 64, 0.442 at 128 (the default rule). Last run, defaults against the
+ * round-3 settings (SCK=0 CT=32 CRUN=0) in the same run: 1536 x 4096 0.594
+ * -> 0.426 ms, 4096 x 4096 1.488 -> 1.084, 4096 x 1024 0.415 -> 0.349 (CT
+ * 64 then; 0.326 at 128, now the default), 1024 x 64 0.033 (chunked path). Slower, removed: a
+ * second channel per lane (fewer shuffles per state: 0.73, with SCK 0.58), exp2 by a polynomial on
+ * the FMA pipes for all / half the states (0.73 / 0.67), decays recomputed in the walk (0.65), the
+ * chunk's dt, dt', x, g_y staged in shared memory (1.26-2.34), loads one sub-chunk / batch ahead
+ * (equal). Still 3.7x the 0.118 ms target: SUM and BACK run at about a quarter of their instruction
+ * estimates, cause not found (no profiler access). Round 3: 4096 x 4096 1.812 -> 1.448; 4096 x 1024
+ * 0.488 -> 0.403; 1024 x 64 keeps the chunked path (0.033 vs 0.062 here).
  *
  * Taken for the Mamba-1 form when d_state / NL <= CHAN_DSL_MAX, the device
  * has a fixed subgroup with shuffles, the layout fits shared memory and the
@@ -48,7 +64,9 @@
  * _CG (CHAN_CARRY's runs), _WGSUM=0 (d_B / d_C partials per subgroup),
  * _VEC=0 (B, C staged as floats), _DTP=0 (dt' recomputed by CHAN_BACK),
  * _ONE=0 (one chunk through all four kernels), _FIX=0 / _GEN=1 (generic
- * builds), _MINTOK (GPUs: shortest sequence taken).
+ * builds), _MINTOK (GPUs: shortest sequence taken), _SCK=0 (checkpoints
+ * replayed by CHAN_BACK, chunks of 32), _CWG (CHAN_CARRY's workgroup size),
+ * _CRUN=0 (CHAN_CARRY reloads its run for the walks).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,7 +97,7 @@ struct chan_push {
     uint32_t dt_t, dt_q;
     uint32_t A_h;
     uint32_t B_t, B_q, C_t, C_q;
-    uint32_t pad0;
+    uint32_t ks; /* tokens per sub-chunk (CHAN_F_SCK) */
 };
 _Static_assert(sizeof(struct chan_push) == 128, "ops_ssm_scan_chan.glsl push block");
 
@@ -127,7 +145,9 @@ static const struct vkg_vk_kernel k_reduce =
 
 enum {
     CHAN_DSL_MAX = 16,   /* states per lane (registers) */
-    CHAN_CT = 32,        /* tokens per chunk */
+    CHAN_CT = 32,        /* tokens per chunk (at most; see chan_plan_make) */
+    CHAN_CT_MAX = 128,   /* ... with SCK, on grids big enough */
+    CHAN_GRID_MIN = 512, /* CHAN_BACK workgroups a longer chunk must leave */
     CHAN_KS = 8,         /* tokens per replayed sub-chunk */
     CHAN_MIN_TOK = 1024, /* GPUs: shorter sequences take the chunked path */
     CHAN_WG = 128,       /* invocations per workgroup of CHAN_SUM / CHAN_BACK */
@@ -154,12 +174,13 @@ static uint32_t chan_es(size_t nb) {
 struct chan_plan {
     uint32_t sg, nl, dsl, vp, ct, ks, wg, rwg, sh_sum, sh_back;
     uint32_t snl, swg; /* CHAN_SUM's lanes per channel and workgroup size */
-    uint32_t cg;       /* CHAN_CARRY's chunk runs per element */
+    uint32_t cg, cwg;  /* CHAN_CARRY's chunk runs per element, workgroup size */
     bool vec4, svec4;  /* B, C staged as vec4 (CHAN_VEC4) in CHAN_BACK, CHAN_SUM */
     const struct vkg_vk_kernel *kback, *ksum; /* the builds recorded */
     bool wgsum; /* d_B / d_C partials per workgroup (CHAN_WGSUM), not per subgroup */
     bool dtp;   /* dt' kept in scratch by CHAN_SUM (CHAN_F_DTP) */
     bool one;   /* one chunk: CHAN_BACK and CHAN_REDUCE only (CHAN_F_ONE) */
+    bool sck;   /* sub-chunk starts kept by CHAN_SUM (CHAN_F_SCK) */
     uint64_t ncb, sncb, nc, nj, st_floats, pt_floats;
 };
 
@@ -189,7 +210,21 @@ static bool chan_plan_make(const struct vkg_vk_device *dev, const struct vkg_sca
     if (ds / nl > CHAN_DSL_MAX) return false;
     uint32_t ks = (uint32_t)vkg_vk_tune_int("VKG_TUNE_CHAN_KS", CHAN_KS);
     ks = ks < 1 ? 1 : ks > 16 ? 16 : ks;
-    uint32_t ct = (uint32_t)vkg_vk_tune_int("VKG_TUNE_CHAN_CT", CHAN_CT);
+    /* SCK (below) on by default; with it, longer chunks mean less scratch
+     * traffic (E, G per chunk) and fewer kernels' work per token: the longest
+     * of 128, 64, 32 that leaves CHAN_GRID_MIN workgroups (H200: 1536 x 4096
+     * tokens, CT 32 0.486, 64 0.453, 128 0.426, 256 0.843 ms; 4096 x 1024,
+     * 0.327, 0.351, 0.326 at 128 = 512 workgroups; 4096 x 4096, 1.142,
+     * 1.139, 1.086). */
+    const bool sck_on = vkg_vk_tune_int("VKG_TUNE_CHAN_SCK", 1) != 0;
+    uint32_t ct_def = CHAN_CT;
+    const uint64_t ncb_est = (D * nl + CHAN_WG - 1) / CHAN_WG;
+    for (uint32_t c = CHAN_CT_MAX; sck_on && c > CHAN_CT; c /= 2)
+        if (ncb_est * ((nt + c - 1) / c) * nq >= CHAN_GRID_MIN) {
+            ct_def = c;
+            break;
+        }
+    uint32_t ct = (uint32_t)vkg_vk_tune_int("VKG_TUNE_CHAN_CT", (int)ct_def);
     ct = ct < ks ? ks : ct > 256 ? 256 : ct;
     ct = (ct + ks - 1) / ks * ks;
     /* A sequence shorter than a chunk: one chunk of just its length
@@ -202,15 +237,25 @@ static bool chan_plan_make(const struct vkg_vk_device *dev, const struct vkg_sca
     wg = chan_pow2_floor(wg < 1 ? 1 : wg > lim ? lim : wg);
     if (wg < sg) wg = sg;
     if (wg > lim) return false;
+    const uint64_t dsl = ds / nl, n_sub = ct / ks;
+    cp->wgsum = vkg_vk_tune_int("VKG_TUNE_CHAN_WGSUM", 1) != 0;
+    const bool v4 = vkg_vk_tune_int("VKG_TUNE_CHAN_VEC", 1) != 0;
+    const bool fix = vkg_vk_tune_int("VKG_TUNE_CHAN_FIX", 1) != 0;
     /* Fewer channels per workgroup than the sequence has: no idle lanes
      * (down to one subgroup). */
     while (wg > sg && (uint64_t)wg / 2 >= D * nl)
         wg /= 2;
-    const uint64_t dsl = ds / nl, n_sub = ct / ks;
-    cp->wgsum = vkg_vk_tune_int("VKG_TUNE_CHAN_WGSUM", 1) != 0;
+    /* SCK: CHAN_SUM keeps each sub-chunk's start (from zero), CHAN_BACK
+     * forms the start from it: no checkpoint replay, none in shared memory.
+     * Not for one chunk (no CHAN_SUM). */
+    cp->nc = (nt + ct - 1) / ct;
+    cp->one = cp->nc == 1 && vkg_vk_tune_int("VKG_TUNE_CHAN_ONE", 1) != 0;
+    /* (ks a power of two and a multiple of CHAN_SUM's 8-token batches.) */
+    cp->sck = !cp->one && ct > ks && (ks & (ks - 1)) == 0 && ks % 8 == 0 && sck_on;
     uint64_t sh_back;
     for (;;) {
-        sh_back = 2ull * ct * ds + n_sub * dsl * wg + (cp->wgsum ? 2ull * ks * (wg / sg) * ds : 0);
+        sh_back = 2ull * ct * ds + (cp->sck ? 0 : n_sub * dsl * wg) +
+                  (cp->wgsum ? 2ull * ks * (wg / sg) * ds : 0);
         if (sh_back * sizeof(float) <= info->max_shared_memory) break;
         if (wg <= sg) return false;
         wg /= 2;
@@ -222,11 +267,11 @@ static bool chan_plan_make(const struct vkg_vk_device *dev, const struct vkg_sca
     cp->rwg = CHAN_RWG < lim ? CHAN_RWG : chan_pow2_floor(lim);
     if (cp->rwg < 32) return false; /* CHAN_REDUCE's d_A blocks */
     /* B and C as vec4 where a lane's states come in fours. */
-    const bool v4 = vkg_vk_tune_int("VKG_TUNE_CHAN_VEC", 1) != 0;
     cp->vec4 = v4 && dsl % 4 == 0;
     cp->sh_sum = (uint32_t)(2ull * ct * ds);
     cp->sh_back = (uint32_t)(cp->vec4 ? sh_back - 2ull * ct * ds : sh_back);
-    const uint64_t cpw = wg / nl; /* channels per workgroup */
+    if (cp->sh_back == 0) cp->sh_back = 1; /* an empty shared array is not valid */
+    const uint64_t cpw = wg / nl;          /* channels per workgroup */
     cp->ncb = (D + cpw - 1) / cpw;
     /* CHAN_SUM has no per-token sums over n: one lane per channel where its
      * registers allow (no duplicated softplus). */
@@ -242,19 +287,21 @@ static bool chan_plan_make(const struct vkg_vk_device *dev, const struct vkg_sca
     cp->svec4 = v4 && (ds / snl) % 4 == 0;
     if (cp->svec4) cp->sh_sum = 1;
     cp->sncb = (D + swg / snl - 1) / (swg / snl);
-    cp->nc = (nt + ct - 1) / ct;
-    cp->one = cp->nc == 1 && vkg_vk_tune_int("VKG_TUNE_CHAN_ONE", 1) != 0;
     cp->dtp = !cp->one && vkg_vk_tune_int("VKG_TUNE_CHAN_DTP", 1) != 0;
     cp->nj = cp->wgsum ? cp->ncb : cp->ncb * (wg / sg);
-    cp->st_floats = nq * cp->nc * D * (2 * ds + 1) + (cp->dtp ? nq * nt * D : 0);
+    cp->st_floats = nq * cp->nc * D * (2 * ds + 1) + (cp->dtp ? nq * nt * D : 0) +
+                    (cp->sck ? nq * cp->nc * (ct / ks - 1) * (ds + 1) * D : 0);
     cp->pt_floats = nq * cp->nc * ds * D + nq * nt * cp->nj * 2 * ds + nq * ds * D;
     /* CHAN_CARRY: runs of about CHAN_CARRY_RUN chunks (one batch of loads
      * per walk), at most CHAN_CG_MAX runs (the chained composites). */
     uint32_t cg_def = 1;
     while (cg_def < CHAN_CG_MAX && (uint64_t)cg_def * CHAN_CARRY_RUN < cp->nc)
         cg_def *= 2;
+    uint32_t cwg = (uint32_t)vkg_vk_tune_int("VKG_TUNE_CHAN_CWG", (int)cp->rwg);
+    cwg = chan_pow2_floor(cwg < 32 ? 32 : cwg > lim ? lim : cwg);
+    cp->cwg = cwg;
     uint32_t cg = (uint32_t)vkg_vk_tune_int("VKG_TUNE_CHAN_CG", (int)cg_def);
-    cg = chan_pow2_floor(cg < 1 ? 1 : cg > cp->rwg ? cp->rwg : cg);
+    cg = chan_pow2_floor(cg < 1 ? 1 : cg > cwg ? cwg : cg);
     while (cg > 1 && cg / 2 >= cp->nc)
         cg /= 2;
     cp->cg = cg;
@@ -277,7 +324,6 @@ static bool chan_plan_make(const struct vkg_vk_device *dev, const struct vkg_sca
     /* The builds: fixed where one matches (VKG_TUNE_CHAN_FIX=0: never);
      * the generic ones only on CPU devices (on the H200 they ran ~20x
      * slower) or with VKG_TUNE_CHAN_GEN=1. */
-    const bool fix = vkg_vk_tune_int("VKG_TUNE_CHAN_FIX", 1) != 0;
     cp->kback = NULL, cp->ksum = NULL;
     for (size_t i = 0;
          fix && cp->vec4 && cp->wgsum && i < sizeof chan_back_fixed / sizeof chan_back_fixed[0];
@@ -317,7 +363,9 @@ bool vkg_vk_scan_back_chan(struct vkg_vk_encoder *enc, const struct vkg_tensor *
     struct chan_push p = {0};
     p.ds = (uint32_t)d->d_state, p.D = (uint32_t)d->n_head, p.nt = (uint32_t)d->n_tok;
     p.nq = (uint32_t)d->n_seqs, p.nc = (uint32_t)cp.nc, p.n_slots = (uint32_t)d->n_slots;
-    p.nj = (uint32_t)cp.nj, p.flags = (cp.dtp ? 1u : 0u) | (cp.one ? 2u : 0u);
+    p.nj = (uint32_t)cp.nj;
+    p.flags = (cp.dtp ? 1u : 0u) | (cp.one ? 2u : 0u) | (cp.sck ? 4u : 0u);
+    p.ks = cp.ks;
     p.off_s = vkg_vk_elem_offset(enc, s);
     p.off_x = vkg_vk_elem_offset(enc, x);
     p.off_dt = vkg_vk_elem_offset(enc, dt);
@@ -349,8 +397,10 @@ bool vkg_vk_scan_back_chan(struct vkg_vk_encoder *enc, const struct vkg_tensor *
         (d->n_head + 31) / 32 * (uint64_t)d->d_state +
         (2ull * d->d_state * d->n_tok * d->n_seqs + n_el * (uint64_t)d->n_slots + cp.rwg - 1) /
             cp.rwg;
-    const uint32_t spec_c[8] = {cp.rwg, 1, cp.sg, cp.ct, cp.cg, cp.nl, cp.ks, cp.vp};
-    const uint64_t n_cwg = (d->n_head + cp.rwg / cp.cg - 1) / (cp.rwg / cp.cg) *
+    /* CHAN_CARRY's spec 6: runs of at most 8 chunks kept in registers (1). */
+    const uint32_t crun = vkg_vk_tune_int("VKG_TUNE_CHAN_CRUN", 1) != 0 ? 1u : 0u;
+    const uint32_t spec_c[8] = {cp.cwg, 1, cp.sg, cp.ct, cp.cg, cp.nl, crun, cp.vp};
+    const uint64_t n_cwg = (d->n_head + cp.cwg / cp.cg - 1) / (cp.cwg / cp.cg) *
                            (uint64_t)d->d_state * (uint64_t)d->n_seqs;
     uint32_t gx, gy;
     *st = VKG_STATUS_OK;

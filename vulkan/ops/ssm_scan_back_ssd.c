@@ -21,21 +21,34 @@
  *
  * Defaults (chosen by grid size in vkg_vk_scan_back_ssd) and H200
  * timings (d_state 128, head_dim 64, 1 group; GPU timestamps):
- *   64 heads x 4096 tokens: Q = 64, vec4 rows, K once per group, k-step 8:
- *     3.05 ms (chunked recurrence 7.80 ms; SUM 0.57, CARRY 0.20, MAIN ~2.2,
- *     REDUCE 0.08); 64 heads x 1024: 0.82 ms (recurrence 1.96 ms);
+ *   64 heads x 4096 tokens: Q = 64, vec4 rows, K once per group, k-step 8,
+ *     and (since round 4) the wide phase 2 (P2W), 8 x 4 blocks of
+ *     invocations per subgroup (WMAP), k-step 16 in phases 1 and 3 (K2),
+ *     masked k-steps skipped (TRI), SSD_CARRY with 16 chunks of loads in
+ *     flight (CG = 16): 2.84 ms (was 3.04; chunked recurrence 7.80 ms;
+ *     stages SUM + KMAT 0.55, CARRY 0.158 with CG = 8 (was 0.197), MAIN
+ *     2.03 (was 2.24), REDUCE ~0.08 ms); 64 heads x 1024: 0.786 ms (was
+ *     0.82, recurrence 1.96 ms);
  *   16 heads x 256 tokens: Q = 32, k-step 16: 0.087 ms (recurrence 0.165);
  *   16 heads x 64 tokens (the demo): split, K per head: 0.053 ms
  *     (recurrence 0.058).
  * Measured slower: Q = 32 at 4096 tokens (3.27-4.04 ms), 32 x 32 or
  * 32 x 16 invocations (demo 0.124 vs 0.104 ms), tiles fetched after each
  * k-step instead of during it (4.27 vs 3.88 ms), SSD_SUM k-step 16 (0.73
- * vs 0.57 ms). SSD_MAIN reaches only ~14 TFLOP/s: the per-k-step barriers
- * and the small register tiles (4 x 4) bound it. Q is 32 where 64 does not
- * fit shared memory (lavapipe's 32 KiB). The path declines the node
- * (returns false) for Mamba-1, when no layout fits, when a scratch binding
- * would pass maxStorageBufferRange or 32-bit indexing, and on CPU devices
- * when a serial loop would pass llvmpipe's loop budget.
+ * vs 0.57 ms), SSD_SUM with 8 x 4 blocks of both S and R per invocation
+ * and vec4 loads of both operands (0.81 vs 0.55 ms), WMAP + K2 + TRI
+ * without P2W (MAIN alone 2.17 ms, but the op 10.2 ms; demo shape 0.225
+ * ms), P2S (11.9 ms). Every loop over a register array is marked
+ * [[unroll]] (common/ops_ssm_scan_ssd.glsl): without the marks this
+ * driver left some of them rolled and SSD_MAIN took 8.78 ms. SSD_MAIN
+ * reaches only ~15 TFLOP/s: halving its shared-memory loads per FMA (P2W,
+ * WMAP) and its barriers (K2) gained 10%, so the bound is elsewhere (its
+ * global loads of s_in / lam from memory, one k-step ahead, with one or two
+ * workgroups per SM is the likely one). Q is 32 where 64 does not fit
+ * shared memory (lavapipe's 32 KiB). The path declines the node (returns
+ * false) for Mamba-1, when no layout fits, when a scratch binding would
+ * pass maxStorageBufferRange or 32-bit indexing, and on CPU devices when a
+ * serial loop would pass llvmpipe's loop budget.
  *
  * Knobs (read at each encode; every setting gives correct results):
  * VKG_TUNE_SCAN_SSD=0 (this path off: the chunked recurrence of
@@ -49,8 +62,16 @@
  * VKG_TUNE_SSD_SPLIT=0|1 (SSD_MAIN as a workgroup per n tile of d_B / d_C
  * and per p tile of d_x of each chunk, their d_dt / d_A parts added by
  * SSD_REDUCE: more workgroups for small grids), VKG_TUNE_SSD_PF=0 (tiles
- * fetched after each k-step). (The per-stage times above were taken with a
- * knob that left stages out; as its results were wrong it is not kept.)
+ * fetched after each k-step), VKG_TUNE_SSD_P2W=0|1 (SSD_MAIN's phase 2 in
+ * 8 x 4 blocks of d_C and of d_B over 128 columns; the vec4 16 x 16 grid at
+ * Q = 64 with SSD_KMAT, unsplit), VKG_TUNE_SSD_P2S=1 (with P2W: that phase
+ * as two passes, d_C then d_B, half the accumulators), VKG_TUNE_SSD_WMAP=0|1
+ * (vec4 grids: 8 x 4 blocks of invocations per 32), VKG_TUNE_SSD_K2=0|1
+ * (phases 1 and 3 at k-step 2 KT), VKG_TUNE_SSD_TRI=0|1 (with WMAP: skip
+ * the k-steps the causal mask zeroes), VKG_TUNE_SSD_CG=1|4|8|16
+ * (SSD_CARRY's chunks per group of loads in flight). (The per-stage times
+ * above were taken with a timing-only knob that left stages out; as its
+ * results were wrong it is not kept.)
  */
 #include <stdlib.h>
 
@@ -60,6 +81,7 @@
 #include "vkg_vk_spv_ssm_scan_back_ssd_kmat.spv.h"
 #include "vkg_vk_spv_ssm_scan_back_ssd_main.spv.h"
 #include "vkg_vk_spv_ssm_scan_back_ssd_main4.spv.h"
+#include "vkg_vk_spv_ssm_scan_back_ssd_main4w.spv.h"
 #include "vkg_vk_spv_ssm_scan_back_ssd_reduce.spv.h"
 #include "vkg_vk_spv_ssm_scan_back_ssd_sum.spv.h"
 
@@ -85,14 +107,17 @@ static const struct vkg_vk_kernel k_ssd_main =
     VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_main, 11, struct ssd_push);
 static const struct vkg_vk_kernel k_ssd_main4 =
     VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_main4, 11, struct ssd_push);
+static const struct vkg_vk_kernel k_ssd_main4w =
+    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_main4w, 11, struct ssd_push);
 static const struct vkg_vk_kernel k_ssd_reduce =
     VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_reduce, 11, struct ssd_push);
 
 enum {
-    SSD_WG = 256,   /* 16 x 16 invocations: the shader's tiles assume it */
-    SSD_KT = 8,     /* SSD_MAIN's k-step (KTM of the shader), at least */
-    SSD_SUM_KT = 8, /* mirrors SKT of the shader */
-    SSD_NT = 64,    /* mirrors NT */
+    SSD_WG = 256,    /* 16 x 16 invocations: the shader's tiles assume it */
+    SSD_KT = 8,      /* SSD_MAIN's k-step (KTM of the shader), at least */
+    SSD_SUM_KT = 8,  /* mirrors SKT of the shader */
+    SSD_NT = 64,     /* mirrors NT */
+    SSD_P2W_N = 128, /* mirrors MNW: the wide phase 2's n per tile */
     SSD_Q_MAX = 64,
     SSD_SMALL_C64 = 32, /* see the defaults in vkg_vk_scan_back_ssd */
     SSD_MID_C64 = 256,
@@ -163,7 +188,8 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
     const uint64_t q_want = vkg_vk_tune_int("VKG_TUNE_SSD_Q", mid ? 32 : SSD_Q_MAX) >= 64 ? 64 : 32;
     const int wg_knob = vkg_vk_tune_int("VKG_TUNE_SSD_WG", SSD_WG);
     const bool v4_want = vkg_vk_tune_int("VKG_TUNE_SSD_V4", 1) != 0;
-    const uint32_t kt_want = vkg_vk_tune_int("VKG_TUNE_SSD_KT", mid ? 16 : SSD_KT) >= 16 ? 16 : SSD_KT;
+    const uint32_t kt_want =
+        vkg_vk_tune_int("VKG_TUNE_SSD_KT", mid ? 16 : SSD_KT) >= 16 ? 16 : SSD_KT;
     uint64_t q = 0;
     struct ssd_grid gr = {16, 16, false, SSD_KT};
     for (uint64_t qc = q_want; qc >= 32 && !q; qc /= 2)
@@ -243,8 +269,42 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
     const struct vkg_tensor *t[11] = {s, x, dt, A, B, C, ids, g, node, sr, bc};
     const uint32_t spec[2] = {SSD_WG, (uint32_t)q};
     const uint32_t pf = vkg_vk_tune_int("VKG_TUNE_SSD_PF", 1) != 0;
-    const uint32_t mspec[8] = {gr.trw * gr.tcw, (uint32_t)q,  gr.trw, gr.tcw,
-                               kpre ? 1u : 0u,  (uint32_t)nr, pf,     gr.kt};
+    /* Big grids (64 heads x 1024 / 4096 tokens on the H200) default to the
+     * wide phase 2 with WMAP, K2 and TRI (SSD_MAIN 2.24 -> 2.03 ms at 4096
+     * tokens) and 16 chunks of loads in flight in SSD_CARRY (0.197 -> 0.158
+     * with 8; the op 2.886 -> 2.838 ms with 16); the SSD_MAIN flags only at
+     * the measured chunk length (Q = 64) and with P2W (without it WMAP + K2
+     * + TRI measured far slower: 10.2 ms at 4096 tokens, 0.225 vs 0.054 ms
+     * at the demo shape). */
+    const int big = !small && !mid, big64 = big && q == 64;
+    /* Wide phase 2 (8 x 4 blocks of d_C and d_B per invocation): the vec4
+     * 16 x 16 grid at Q = 64 with K from SSD_KMAT, unsplit, where its
+     * staging (unpadded sms / smk, 128-column B tiles) fits. */
+    const uint64_t stgw = 2 * (uint64_t)gr.kt * (q + 4) + 2 * (uint64_t)gr.kt * (SSD_P2W_N + 4);
+    const bool p2w =
+        vkg_vk_tune_int("VKG_TUNE_SSD_P2W", big64) != 0 && gr.v4 && q == 64 && gr.trw == 16 &&
+        gr.tcw == 16 && kpre && !split &&
+        (4 * q + stgw + 2 * q * q + 4 * q + 1) * sizeof(float) <= info->max_shared_memory;
+    /* 8 x 4 blocks of invocations per 32 (vec4 grids only). */
+    const uint32_t wmap = vkg_vk_tune_int("VKG_TUNE_SSD_WMAP", big64 && p2w) != 0 && gr.v4 &&
+                          gr.trw % 8 == 0 && gr.tcw % 4 == 0 && (gr.trw * gr.tcw) % 32 == 0;
+    /* Masked k-steps of the causal products skipped (WMAP's contiguous
+     * rows and columns). */
+    const uint32_t tri = wmap && vkg_vk_tune_int("VKG_TUNE_SSD_TRI", big64 && p2w) != 0;
+    /* The wide phase 2 as two passes (d_C, then d_B). */
+    const uint32_t p2s = p2w && vkg_vk_tune_int("VKG_TUNE_SSD_P2S", 0) != 0;
+    /* Phases 1 and 3 at a k-step of 2 kt: their two tiles fit the staging
+     * when a token row is no longer than a column row (QP <= SBP). */
+    const uint32_t k2 = vkg_vk_tune_int("VKG_TUNE_SSD_K2", big64 && p2w) != 0 &&
+                        q + (gr.v4 ? 4 : 1) <= 4 * (uint64_t)gr.tcw + 4 && q % (2 * gr.kt) == 0;
+    const uint32_t mspec[8] = {gr.trw * gr.tcw,
+                               (uint32_t)q,
+                               gr.trw,
+                               gr.tcw,
+                               kpre ? 1u : 0u,
+                               (uint32_t)nr,
+                               pf | wmap << 1 | k2 << 2 | p2s << 3 | tri << 4,
+                               gr.kt};
     const uint32_t rspec[3] = {SSD_WG, (uint32_t)q, (uint32_t)nr};
     const uint64_t ntl = (ds + SSD_NT - 1) / SSD_NT, ptl = (hd + SSD_NT - 1) / SSD_NT;
     uint32_t gx, gy;
@@ -265,14 +325,21 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
     if (!one || kpre) vkg_vk_barrier(enc);
     if (!one) {
         vkg_vk_grid(enc, (nq * nh * ds * hd + SSD_WG - 1) / SSD_WG, &gx, &gy);
-        *st = vkg_vk_dispatch(enc, &k_ssd_carry, spec, 2, t, 11, &p, gx, gy, 1);
+        /* Chunks per group of loads in flight (1: one chunk ahead). */
+        const int cg = vkg_vk_tune_int("VKG_TUNE_SSD_CG", big ? 16 : 1);
+        const uint32_t cspec[3] = {SSD_WG, (uint32_t)q,
+                                   cg >= 16  ? 16u
+                                   : cg >= 8 ? 8u
+                                   : cg >= 4 ? 4u
+                                             : 1u};
+        *st = vkg_vk_dispatch(enc, &k_ssd_carry, cspec, 3, t, 11, &p, gx, gy, 1);
         if (*st != VKG_STATUS_OK) return true;
         vkg_vk_barrier(enc);
     }
     {
         vkg_vk_grid(enc, nq * nh * nc * nr1, &gx, &gy);
-        *st = vkg_vk_dispatch(enc, gr.v4 ? &k_ssd_main4 : &k_ssd_main, mspec, 8, t, 11, &p, gx, gy,
-                              1);
+        const struct vkg_vk_kernel *km = !gr.v4 ? &k_ssd_main : p2w ? &k_ssd_main4w : &k_ssd_main4;
+        *st = vkg_vk_dispatch(enc, km, mspec, 8, t, 11, &p, gx, gy, 1);
         if (*st != VKG_STATUS_OK) return true;
         vkg_vk_barrier(enc);
     }

@@ -11,7 +11,8 @@
 // w_n dt'; d_B[n] += lambda x dt'; d_C[n] += g_y s_t; d_s += mu_0.
 //
 // CHAN_SUM    a workgroup per (channel block, chunk, sequence): E, G and the
-//             chunk's sum of dt' (P = exp(A S), formed where needed).
+//             chunk's sum of dt' (P = exp(A S), formed where needed); with
+//             SCK (flags) also E and the sum of dt' at each sub-chunk end.
 // CHAN_CARRY  per (channel, n, sequence) CG lanes, each owning a run of
 //             chunks: each composes its run, the runs' composites are chained
 //             through shared memory, then each walks its run up (E becomes the
@@ -19,9 +20,11 @@
 //             mu_0 = a_0 lambda_0 goes to a partial for d_s.
 // CHAN_BACK   a workgroup per (channel block, chunk, sequence): replays the
 //             chunk from its entry state keeping a checkpoint per KS-token
-//             sub-chunk in shared memory, then per sub-chunk from the last
-//             replays it again into registers (states and decays) and walks it
-//             backwards. Per token: the sums over n inside the lanes plus NL-1
+//             sub-chunk in shared memory (SCK: forms each sub-chunk's start
+//             as exp(A S) s_entry + E from CHAN_SUM's instead, no replay),
+//             then per sub-chunk from the last replays it again into
+//             registers (states and decays) and walks it backwards. Per
+//             token: the sums over n inside the lanes plus NL-1
 //             shuffles; d_B / d_C summed over the subgroup's channels by a
 //             reduce-scatter (shuffle butterfly: each lane ends with its share
 //             of the 2*DSL values, summed), written as partials per subgroup
@@ -31,6 +34,9 @@
 //             shared memory; the chunk count only sizes E, G, S.
 // ONE (flags): a sequence of one chunk skips CHAN_SUM and CHAN_CARRY;
 //             CHAN_BACK starts from the initial state and g_S and leaves mu_0.
+// Padding    tokens past a chunk's end (the last chunk of a sequence) are
+//             walked with dt' = 0 (decay exactly 1) and g_y = 0: no-ops, so
+//             the unrolled token loops hold no per-token branch.
 // CHAN_FIX   DSL, NL, KS as compile-time constants (see the common file).
 // Error: each output is the reference's fp32 recurrence and sums; the chunk
 // composites (P, E, G) add a few roundings per chunk boundary.
@@ -117,6 +123,11 @@ void chan_bc(uint tt, uint n0, out float Bt[DSL], out float Ct[DSL]) {
 #endif
 }
 
+// A token's decay exp(dt' A) from dt' and A log2(e).
+float chan_decay(float dtp, float a2) {
+    return exp2(dtp * a2);
+}
+
 // Per-token inputs of one channel.
 struct ChanTok {
     float dt, dtp, x, gy;
@@ -142,6 +153,17 @@ ChanTok chan_token(uint ch, uint t, uint q, bool sum) {
 
 const uint TB = 8u; // tokens per batch of loads
 
+// The batch of tokens tb .. tb + TB - 1 of channel chc (clamped to the
+// chunk; past it dt' and g_y are 0: no-op tokens, see the head).
+void chan_sum_load(ChanWg wg, uint chc, uint tb, out float dtpv[TB], out float xv[TB],
+                   out float gyv[TB]) {
+    [[unroll]] for (uint u = 0; u < TB; u++) {
+        const bool in_chunk = tb + u < wg.len;
+        const ChanTok k = chan_token(chc, wg.t0 + min(tb + u, wg.len - 1u), wg.q, true);
+        dtpv[u] = in_chunk ? k.dtp : 0.0, xv[u] = k.x, gyv[u] = in_chunk ? k.gy : 0.0;
+    }
+}
+
 void main() {
     ChanWg wg;
     if (!chan_wg(wg))
@@ -160,31 +182,39 @@ void main() {
     }
     float S = 0.0;
     barrier();
+    const bool keep_dtp = (p.flags & CHAN_F_DTP) != 0u && ch < p.D && part == 0u;
     // Tokens TB at a time: their loads issued together (clamped past the
-    // chunk, unused there).
+    // chunk). Tokens past the chunk are walked as no-ops (dt' 0, so a decay
+    // of exactly 1, and g_y 0) instead of branched around, so the batch is
+    // one block the compiler can schedule as a whole.
     for (uint tb = 0; tb < wg.len; tb += TB) {
         float dtpU[TB], xU[TB], gyU[TB];
-        [[unroll]] for (uint u = 0; u < TB; u++) {
-            const ChanTok k = chan_token(chc, wg.t0 + min(tb + u, wg.len - 1u), wg.q, true);
-            dtpU[u] = k.dtp, xU[u] = k.x, gyU[u] = k.gy;
-        }
+        chan_sum_load(wg, chc, tb, dtpU, xU, gyU);
         [[unroll]] for (uint u = 0; u < TB; u++) {
             const uint tt = tb + u;
-            if (tt < wg.len) {
-                const float xdt = xU[u] * dtpU[u];
-                S += dtpU[u];
-                if ((p.flags & CHAN_F_DTP) != 0u && ch < p.D && part == 0u)
-                    st_data[p.off_st + chan_st_dtp() + ch + p.D * (wg.t0 + tt + p.nt * wg.q)] =
-                        dtpU[u];
-                float Bt[DSL], Ct[DSL];
-                chan_bc(tt, n0, Bt, Ct);
-                [[unroll]] for (uint i = 0; i < DSL; i++) {
-                    const float a = exp2(dtpU[u] * A2[i]);
-                    E[i] = fma(a, E[i], Bt[i] * xdt);
-                    R[i] *= a;
-                    G[i] = fma(gyU[u] * Ct[i], R[i], G[i]);
-                }
+            const float xdt = xU[u] * dtpU[u];
+            S += dtpU[u];
+            if (keep_dtp && tt < wg.len)
+                st_data[p.off_st + chan_st_dtp() + ch + p.D * (wg.t0 + tt + p.nt * wg.q)] =
+                    dtpU[u];
+            float Bt[DSL], Ct[DSL];
+            chan_bc(min(tt, wg.len - 1u), n0, Bt, Ct);
+            [[unroll]] for (uint i = 0; i < DSL; i++) {
+                const float a = chan_decay(dtpU[u], A2[i]);
+                E[i] = fma(a, E[i], Bt[i] * xdt);
+                R[i] *= a;
+                G[i] = fma(gyU[u] * Ct[i], R[i], G[i]);
             }
+        }
+        // SCK: the sub-chunk starts CHAN_BACK forms its walks from (ks a
+        // power of two and a multiple of TB: they fall between batches).
+        if ((p.flags & CHAN_F_SCK) != 0u && ch < p.D && ((tb + TB) & (p.ks - 1u)) == 0u &&
+            tb + TB < wg.len) {
+            const uint b = (wg.q * p.nc + wg.c) * chan_nsb() + ((tb + TB) >> findLSB(p.ks)) - 1u;
+            [[unroll]] for (uint i = 0; i < DSL; i++)
+                st_data[p.off_st + chan_st_cke() + (b * p.ds + n0 + i) * p.D + ch] = E[i];
+            if (part == 0u)
+                st_data[p.off_st + chan_st_cks() + b * p.D + ch] = S;
         }
     }
     if (ch >= p.D)
@@ -203,6 +233,9 @@ void main() {
 // Spec 4 is CG here: the chunks of an element are split into CG groups, one
 // lane each; a workgroup is WG / CG channels x CG groups of one (n, q).
 #define CG DSL
+// Spec 6 (KS elsewhere): 1 = a run of at most CB chunks stays in registers
+// from its composite to its walks (one batch of loads in all, not three).
+#define CRUN KS
 const uint CB = 8u; // chunks per batch of loads
 shared float shP[WG], shE[WG], shG[WG];
 
@@ -227,7 +260,25 @@ void main() {
     // This group's composite: the state leaving it is Pg s_in + Eg, mu
     // entering it from below is Pg mu_in + Gg.
     float Pg = 1.0, Eg = 0.0, Gg = 0.0;
-    for (uint cb0 = c0; cb0 < c1; cb0 += CB) {
+    const bool cached = CRUN == 1u && cpg <= CB;
+    float Pr[CB], Er[CB], Gr[CB]; // cached: chunk c0 + k (1, 0, 0 past the run)
+    if (cached) {
+        [[unroll]] for (uint k = 0; k < CB; k++) {
+            const bool inr = c0 + k < c1;
+            const uint c = min(c0 + k, c1 - 1u);
+            Pr[k] = inr ? exp2(A2n * st_data[sb + c * p.D]) : 1.0;
+            Er[k] = inr ? st_data[eb + c * cs] : 0.0;
+            Gr[k] = inr ? st_data[gb + c * cs] : 0.0;
+        }
+        // The same operations in the same order as the batched loops below.
+        [[unroll]] for (uint k = 0; k < CB; k++) {
+            Eg = fma(Pr[k], Eg, Er[k]);
+            Pg *= Pr[k];
+        }
+        [[unroll]] for (uint kk = 0; kk < CB; kk++)
+            Gg = fma(Pr[CB - 1u - kk], Gg, Gr[CB - 1u - kk]);
+    }
+    for (uint cb0 = c0; !cached && cb0 < c1; cb0 += CB) {
         float Pv[CB], Ev[CB];
         [[unroll]] for (uint k = 0; k < CB; k++) {
             const uint c = min(cb0 + k, c1 - 1u);
@@ -239,7 +290,7 @@ void main() {
             Pg *= Pv[k];
         }
     }
-    for (uint cb1 = c1; cb1 > c0; cb1 -= min(CB, cb1 - c0)) {
+    for (uint cb1 = c1; !cached && cb1 > c0; cb1 -= min(CB, cb1 - c0)) {
         float Pv[CB], Gv[CB];
         [[unroll]] for (uint k = 0; k < CB; k++) { // chunk cb1 - 1 - k
             const uint c = cb1 - 1u - min(k, cb1 - 1u - c0);
@@ -264,7 +315,21 @@ void main() {
     float mu = g_data[p.off_g + p.D * p.nt * p.nq + (q * p.D + ch) * p.ds + n];
     for (uint k = CG - 1u; k > g; k--)
         mu = fma(shP[k * cw + chl], mu, shG[k * cw + chl]);
-    for (uint cb0 = c0; cb0 < c1; cb0 += CB) {
+    if (cached) {
+        [[unroll]] for (uint k = 0; k < CB; k++)
+            if (c0 + k < c1) {
+                st_data[eb + (c0 + k) * cs] = s;
+                s = fma(Pr[k], s, Er[k]);
+            }
+        [[unroll]] for (uint kk = 0; kk < CB; kk++) {
+            const uint k = CB - 1u - kk;
+            if (c0 + k < c1) {
+                st_data[gb + (c0 + k) * cs] = mu;
+                mu = fma(Pr[k], mu, Gr[k]);
+            }
+        }
+    }
+    for (uint cb0 = c0; !cached && cb0 < c1; cb0 += CB) {
         float Pv[CB], Ev[CB];
         [[unroll]] for (uint k = 0; k < CB; k++) {
             const uint c = min(cb0 + k, c1 - 1u);
@@ -277,7 +342,7 @@ void main() {
                 s = fma(Pv[k], s, Ev[k]);
             }
     }
-    for (uint cb1 = c1; cb1 > c0; cb1 -= min(CB, cb1 - c0)) {
+    for (uint cb1 = c1; !cached && cb1 > c0; cb1 -= min(CB, cb1 - c0)) {
         float Pv[CB], Gv[CB];
         [[unroll]] for (uint k = 0; k < CB; k++) {
             const uint c = cb1 - 1u - min(k, cb1 - 1u - c0);
@@ -299,6 +364,15 @@ void main() {
 // Checkpoint m of this lane's state i, after the staged B and C.
 uint chan_ck(uint m, uint i) {
     return SH_BC + (m * DSL + i) * WG + gl_LocalInvocationIndex;
+}
+
+// Sub-chunk m's per-token inputs of channel chc, clamped past the chunk.
+void chan_load(ChanWg wg, uint chc, uint m, out float dtv[KS], out float dtpv[KS],
+               out float xv[KS], out float gyv[KS]) {
+    [[unroll]] for (uint k = 0; k < KS; k++) {
+        const ChanTok tk = chan_token(chc, wg.t0 + min(m * KS + k, wg.len - 1u), wg.q, false);
+        dtv[k] = tk.dt, dtpv[k] = tk.dtp, xv[k] = tk.x, gyv[k] = tk.gy;
+    }
 }
 
 void main() {
@@ -328,22 +402,31 @@ void main() {
     barrier();
     const uint w2 = 2u * p.ds;
     const uint n_sub = (wg.len + KS - 1u) / KS;
-    // 1. Checkpoints: the state before each sub-chunk.
-    for (uint m = 0; m < n_sub; m++) {
-        [[unroll]] for (uint i = 0; i < DSL; i++)
-            sh[chan_ck(m, i)] = s[i];
-        if (m + 1u < n_sub) { // the last sub-chunk's states are never needed
-            float dtpU[KS], xU[KS];
-            [[unroll]] for (uint k = 0; k < KS; k++) {
-                const ChanTok tk = chan_token(chc, wg.t0 + m * KS + k, wg.q, false);
-                dtpU[k] = tk.dtp, xU[k] = tk.x;
-            }
-            [[unroll]] for (uint k = 0; k < KS; k++) {
-                const float xdt = xU[k] * dtpU[k];
-                float Bt[DSL], Ct[DSL];
-                chan_bc(m * KS + k, n0, Bt, Ct);
-                [[unroll]] for (uint i = 0; i < DSL; i++)
-                    s[i] = fma(exp2(dtpU[k] * A2[i]), s[i], Bt[i] * xdt);
+    // 1. Checkpoints: the state before each sub-chunk. SCK: none; the walk
+    // forms each sub-chunk's start from CHAN_SUM's (exp(A S) s_entry + E),
+    // so no checkpoints in shared memory.
+    const bool sck = (p.flags & CHAN_F_SCK) != 0u;
+    float se[DSL]; // the entry state (SCK)
+    [[unroll]] for (uint i = 0; i < DSL; i++)
+        se[i] = s[i];
+    if (!sck) {
+        for (uint m = 0; m < n_sub; m++) {
+            [[unroll]] for (uint i = 0; i < DSL; i++)
+                sh[chan_ck(m, i)] = s[i];
+            // The last sub-chunk's states are never needed.
+            if (m + 1u < n_sub) {
+                float dtpU[KS], xU[KS];
+                [[unroll]] for (uint k = 0; k < KS; k++) {
+                    const ChanTok tk = chan_token(chc, wg.t0 + m * KS + k, wg.q, false);
+                    dtpU[k] = tk.dtp, xU[k] = tk.x;
+                }
+                [[unroll]] for (uint k = 0; k < KS; k++) {
+                    const float xdt = xU[k] * dtpU[k];
+                    float Bt[DSL], Ct[DSL];
+                    chan_bc(m * KS + k, n0, Bt, Ct);
+                    [[unroll]] for (uint i = 0; i < DSL; i++)
+                        s[i] = fma(chan_decay(dtpU[k], A2[i]), s[i], Bt[i] * xdt);
+                }
             }
         }
     }
@@ -352,112 +435,132 @@ void main() {
     const uint j = wg.cb * (WG / SG) + lid / SG; // this subgroup's channel partials
 #if defined(CHAN_WGSUM)
     // The subgroups' d_B / d_C sums of a sub-chunk, [k][subgroup][2 d_state],
-    // after the checkpoints.
-    const uint sh_part = chan_ck((CT + KS - 1u) / KS, 0u) - lid;
+    // after the checkpoints (SCK: none).
+    const uint sh_part = sck ? SH_BC : chan_ck((CT + KS - 1u) / KS, 0u) - lid;
 #endif
     for (uint m = n_sub; m-- > 0u;) {
-        float sK[KS * DSL], aK[KS * DSL], s0[DSL];
+        // sK: the sub-chunk's start, then the state after each of its tokens
+        // (every index a constant once unrolled: no branch picks the start).
+        float sK[(KS + 1u) * DSL];
+        float aK[KS * DSL];
         float dtK[KS], dtpK[KS], xK[KS], gyK[KS];
-        [[unroll]] for (uint i = 0; i < DSL; i++) {
-            s0[i] = sh[chan_ck(m, i)];
-            s[i] = s0[i];
+        chan_load(wg, chc, m, dtK, dtpK, xK, gyK); // loads first
+        // Tokens past the chunk walk as no-ops (dt' 0: decay exactly 1; g_y
+        // 0), so the walk below has no per-token branch.
+        [[unroll]] for (uint k = 0; k < KS; k++)
+            if (m * KS + k >= wg.len)
+                dtpK[k] = 0.0, gyK[k] = 0.0;
+        if (sck && m > 0u) {
+            const uint b = (wg.q * p.nc + wg.c) * chan_nsb() + m - 1u;
+            const float S = st_data[p.off_st + chan_st_cks() + b * p.D + chc];
+            [[unroll]] for (uint i = 0; i < DSL; i++) {
+                const float e = st_data[p.off_st + chan_st_cke() + (b * p.ds + n0 + i) * p.D + chc];
+                sK[i] = fma(exp2(A2[i] * S), se[i], e);
+            }
+        } else {
+            [[unroll]] for (uint i = 0; i < DSL; i++)
+                sK[i] = sck ? se[i] : sh[chan_ck(m, i)];
         }
-        [[unroll]] for (uint k = 0; k < KS; k++) { // loads first, clamped past the chunk
-            const ChanTok tk = chan_token(chc, wg.t0 + min(m * KS + k, wg.len - 1u), wg.q, false);
-            dtK[k] = tk.dt, dtpK[k] = tk.dtp, xK[k] = tk.x, gyK[k] = tk.gy;
-        }
+        [[unroll]] for (uint i = 0; i < DSL; i++)
+            s[i] = sK[i];
         [[unroll]] for (uint k = 0; k < KS; k++) {
             const float xdt = xK[k] * dtpK[k];
             float Bt[DSL], Ct[DSL];
             chan_bc(min(m * KS + k, wg.len - 1u), n0, Bt, Ct);
             [[unroll]] for (uint i = 0; i < DSL; i++) {
-                const float a = exp2(dtpK[k] * A2[i]);
+                const float a = chan_decay(dtpK[k], A2[i]);
                 s[i] = fma(a, s[i], Bt[i] * xdt);
                 aK[k * DSL + i] = a;
-                sK[k * DSL + i] = s[i];
+                sK[(k + 1u) * DSL + i] = s[i];
             }
         }
         [[unroll]] for (uint kk = 0; kk < KS; kk++) {
             const uint k = KS - 1u - kk, tt = m * KS + k;
-            if (tt < wg.len) {
-                const float gy = act ? gyK[k] : 0.0;
-                const float xdt = act ? xK[k] * dtpK[k] : 0.0;
-                float Bt[DSL], Ct[DSL];
-                chan_bc(tt, n0, Bt, Ct);
-                float dxs = 0.0, dds = 0.0;
-                float v[VP];
-                [[unroll]] for (uint i = 2u * DSL; i < VP; i++)
-                    v[i] = 0.0;
-                [[unroll]] for (uint i = 0; i < DSL; i++) {
-                    const float lam = fma(gy, Ct[i], mu[i]);
-                    dxs = fma(lam, Bt[i], dxs);
-                    const float sp = k == 0u ? s0[i] : sK[(k - 1u) * DSL + i];
-                    const float mt = aK[k * DSL + i] * lam;
-                    const float w = mt * sp;
-                    dds = fma(Av[i], w, dds);
-                    dA[i] = fma(w, dtpK[k], dA[i]);
-                    mu[i] = mt;
-                    v[i] = lam * xdt;
-                    v[DSL + i] = gy * sK[k * DSL + i];
+            const float gy = act ? gyK[k] : 0.0;
+            const float xdt = act ? xK[k] * dtpK[k] : 0.0;
+            float Bt[DSL], Ct[DSL];
+            chan_bc(min(tt, wg.len - 1u), n0, Bt, Ct);
+            float dxs = 0.0, dds = 0.0;
+            float v[VP];
+            [[unroll]] for (uint i = 2u * DSL; i < VP; i++)
+                v[i] = 0.0;
+            [[unroll]] for (uint i = 0; i < DSL; i++) {
+                const float lam = fma(gy, Ct[i], mu[i]);
+                dxs = fma(lam, Bt[i], dxs);
+                const float sp = sK[k * DSL + i];
+                const float mt = aK[k * DSL + i] * lam;
+                const float w = mt * sp;
+                dds = fma(Av[i], w, dds);
+                dA[i] = fma(w, dtpK[k], dA[i]);
+                mu[i] = mt;
+                v[i] = lam * xdt;
+                v[DSL + i] = gy * sK[(k + 1u) * DSL + i];
+            }
+            // Sums over n: the other lanes of this channel (xor 1, 2, .. < NL).
+            [[unroll]] for (uint b2 = 0u; b2 < 5u; b2++)
+                if ((1u << b2) < NL) {
+                    dxs += subgroupShuffleXor(dxs, 1u << b2);
+                    dds += subgroupShuffleXor(dds, 1u << b2);
                 }
-                // Sums over n: the other lanes of this channel (xor 1, 2, .. < NL).
-                [[unroll]] for (uint b2 = 0u; b2 < 5u; b2++)
-                    if ((1u << b2) < NL) {
-                        dxs += subgroupShuffleXor(dxs, 1u << b2);
-                        dds += subgroupShuffleXor(dds, 1u << b2);
+            const uint t = wg.t0 + tt;
+            // The outputs formed outside the branch: it holds stores only.
+            const float o_x = dtpK[k] * dxs;
+            const float o_dt = fma(xK[k], dxs, dds) * scan_softplus_grad(dtK[k]);
+            if (act && part == 0u && tt < wg.len) {
+                const uint xi = ch + p.D * (t + p.nt * wg.q);
+                d_data[p.off_d + chan_out_x() + xi] = o_x;
+                d_data[p.off_d + chan_out_dt() + xi] = o_dt;
+            }
+            // Reduce-scatter over the subgroup's channels (lane bits >= NL):
+            // at step st (mask SG/2 >> st) a lane keeps half of its VP >> st
+            // values and adds the partner's copy of that half; once one is
+            // left, whole copies are added. Every count and index is fixed
+            // by st (unrolled), so v stays in registers.
+            // (No early exit in this unrolled loop: a continue could keep a
+            // compiler from unrolling it, and the arrays from registers.)
+            uint base = 0u;
+            [[unroll]] for (uint st = 0u; st < 7u; st++) {
+                const uint mk = (SG >> 1u) >> st;
+                if (mk >= NL && mk > 0u) {
+                    const uint hf = (VP >> st) >> 1u;
+                    if (hf > 0u) {
+                        const bool up = (lane & mk) != 0u;
+                        [[unroll]] for (uint i = 0; i < VP / 2u; i++)
+                            if (i < hf) {
+                                const float keep = up ? v[i + hf] : v[i];
+                                const float send = up ? v[i] : v[i + hf];
+                                v[i] = keep + subgroupShuffleXor(send, mk);
+                            }
+                        if (up)
+                            base += hf;
+                    } else {
+                        v[0] += subgroupShuffleXor(v[0], mk);
                     }
-                const uint t = wg.t0 + tt;
-                if (act && part == 0u) {
-                    const uint xi = ch + p.D * (t + p.nt * wg.q);
-                    d_data[p.off_d + chan_out_x() + xi] = dtpK[k] * dxs;
-                    d_data[p.off_d + chan_out_dt() + xi] =
-                        fma(xK[k], dxs, dds) * scan_softplus_grad(dtK[k]);
                 }
-                // Reduce-scatter over the subgroup's channels (lane bits >= NL):
-                // at step st (mask SG/2 >> st) a lane keeps half of its VP >> st
-                // values and adds the partner's copy of that half; once one is
-                // left, whole copies are added. Every count and index is fixed
-                // by st (unrolled), so v stays in registers.
-                uint base = 0u;
-                [[unroll]] for (uint st = 0u; st < 7u; st++) {
-                    const uint mk = (SG >> 1u) >> st;
-                    if (mk >= NL && mk > 0u) {
-                        const uint hf = (VP >> st) >> 1u;
-                        if (hf > 0u) {
-                            const bool up = (lane & mk) != 0u;
-                            [[unroll]] for (uint i = 0; i < VP / 2u; i++)
-                                if (i < hf) {
-                                    const float keep = up ? v[i + hf] : v[i];
-                                    const float send = up ? v[i] : v[i + hf];
-                                    v[i] = keep + subgroupShuffleXor(send, mk);
-                                }
-                            if (up)
-                                base += hf;
-                        } else {
-                            v[0] += subgroupShuffleXor(v[0], mk);
-                        }
+            }
+            const uint cnt = max(VP / (SG / NL), 1u); // values left per lane
+            // Lanes differing only in the bits that added whole copies hold
+            // duplicates: the lowest of them writes.
+            const uint chl = SG / NL, dup = chl > VP ? chl / VP : 1u;
+#if defined(CHAN_WGSUM)
+            if ((lane / NL) % dup == 0u) { // slots past the chunk are not read
+#else
+            if ((lane / NL) % dup == 0u && tt < wg.len) {
+#endif
+#if defined(CHAN_WGSUM)
+                const uint pb = (k * (WG / SG) + lid / SG) * w2 + sh_part;
+#else
+                const uint pb = p.off_pt + chan_pt_bc() + ((wg.q * p.nt + t) * p.nj + j) * w2;
+#endif
+                [[unroll]] for (uint i = 0; i < VP; i++)
+                    if (i < cnt && base + i < 2u * DSL) {
+                        const uint u = base + i;
+#if defined(CHAN_WGSUM)
+                        sh[pb + (u < DSL ? n0 + u : p.ds + n0 + u - DSL)] = v[i];
+#else
+                        pt_data[pb + (u < DSL ? n0 + u : p.ds + n0 + u - DSL)] = v[i];
+#endif
                     }
-                }
-                const uint cnt = max(VP / (SG / NL), 1u); // values left per lane
-                // Lanes differing only in the bits that added whole copies hold
-                // duplicates: the lowest of them writes.
-                const uint chl = SG / NL, dup = chl > VP ? chl / VP : 1u;
-                if ((lane / NL) % dup == 0u) {
-#if defined(CHAN_WGSUM)
-                    const uint pb = (k * (WG / SG) + lid / SG) * w2 + sh_part;
-#else
-                    const uint pb = p.off_pt + chan_pt_bc() + ((wg.q * p.nt + t) * p.nj + j) * w2;
-#endif
-                    [[unroll]] for (uint i = 0; i < VP; i++)
-                        if (i < cnt && base + i < 2u * DSL) {
-                            const uint u = base + i;
-#if defined(CHAN_WGSUM)
-                            sh[pb + (u < DSL ? n0 + u : p.ds + n0 + u - DSL)] = v[i];
-#else
-                            pt_data[pb + (u < DSL ? n0 + u : p.ds + n0 + u - DSL)] = v[i];
-#endif
-                        }
-                }
             }
         }
 #if defined(CHAN_WGSUM)
@@ -471,7 +574,8 @@ void main() {
             for (uint g = 0; g < WG / SG; g++)
                 acc += sh[sh_part + (k * (WG / SG) + g) * w2 + r];
             const uint t = wg.t0 + tt0 + k;
-            pt_data[p.off_pt + chan_pt_bc() + ((wg.q * p.nt + t) * p.nj + wg.cb) * w2 + r] = acc;
+            pt_data[p.off_pt + chan_pt_bc() + ((wg.q * p.nt + t) * p.nj + wg.cb) * w2 + r] =
+                acc;
         }
         barrier();
 #endif

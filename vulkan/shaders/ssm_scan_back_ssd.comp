@@ -27,6 +27,8 @@
 //              chunks and roles, d_B / d_C over the heads of a group, d_dt
 //              over roles, in fixed orders.
 // Tokens past n_tok in the last chunk read as zero (no decay, no input).
+// Variants (defines): SSD_V4 (SSD_MAIN reading contiguous rows as vec4),
+// SSD_P2W (with SSD_V4: phase 2 in 8 x 4 blocks over 128 columns of n).
 #extension GL_GOOGLE_include_directive : require
 #include "common/ops_ssm_scan_ssd.glsl"
 
@@ -78,7 +80,7 @@ shared vec4 stX[SKT * NT / 4u], stG[SKT * NT / 4u];
 float fb[SPF], fc[SPF], fx[SPF], fg[SPF];
 
 void sum_fetch(uint q, uint h, uint g, uint c, uint nti, uint pti, uint k0) {
-    for (uint k = 0; k < SPF; k++) {
+    UNROLL for (uint k = 0; k < SPF; k++) {
         const uint e = gl_LocalInvocationIndex + k * WG;
         const uint kk = e / NT, j = e % NT, i = k0 + kk, t = c * Q + i;
         const uint n = nti * NT + j, pp = pti * NT + j;
@@ -110,12 +112,12 @@ void main() {
     ssd_chunk_setup(q, h, c);
     const uint tid = gl_LocalInvocationIndex, tr = tid / TC, tcl = tid % TC;
     float aS[4][RN], aR[4][RN];
-    for (uint i = 0; i < 4u; i++)
-        for (uint j = 0; j < RN; j++)
+    UNROLL for (uint i = 0; i < 4u; i++)
+        UNROLL for (uint j = 0; j < RN; j++)
             aS[i][j] = aR[i][j] = 0.0;
     sum_fetch(q, h, g, c, nti, pti, 0u);
     for (uint k0 = 0; k0 < Q; k0 += SKT) {
-        for (uint k = 0; k < SPF; k++) {
+        UNROLL for (uint k = 0; k < SPF; k++) {
             const uint e = tid + k * WG;
             stB[e] = fb[k], stC[e] = fc[k];
             stX[e >> 2][e & 3u] = fx[k];
@@ -124,15 +126,15 @@ void main() {
         barrier();
         if (k0 + SKT < Q)
             sum_fetch(q, h, g, c, nti, pti, k0 + SKT);
-        for (uint kk = 0; kk < SKT; kk++) {
+        UNROLL for (uint kk = 0; kk < SKT; kk++) {
             float b[4], cc[4];
-            for (uint i = 0; i < 4u; i++) {
+            UNROLL for (uint i = 0; i < 4u; i++) {
                 b[i] = stB[kk * NT + tr + TC * i];
                 cc[i] = stC[kk * NT + tr + TC * i];
             }
             const vec4 xv = stX[kk * (NT / 4u) + tcl], gv = stG[kk * (NT / 4u) + tcl];
-            for (uint i = 0; i < 4u; i++)
-                for (uint j = 0; j < RN; j++) {
+            UNROLL for (uint i = 0; i < 4u; i++)
+                UNROLL for (uint j = 0; j < RN; j++) {
                     aS[i][j] = fma(b[i], xv[j], aS[i][j]);
                     aR[i][j] = fma(cc[i], gv[j], aR[i][j]);
                 }
@@ -141,11 +143,11 @@ void main() {
     }
     const uint qh = q * p.nh + h;
     const uint base = (qh * p.nc + c) * p.ds * p.hd, nsr = ssd_nsr();
-    for (uint i = 0; i < 4u; i++) {
+    UNROLL for (uint i = 0; i < 4u; i++) {
         const uint n = nti * NT + tr + TC * i;
         if (n >= p.ds)
             continue;
-        for (uint j = 0; j < RN; j++) {
+        UNROLL for (uint j = 0; j < RN; j++) {
             const uint pp = pti * NT + tcl * RN + j;
             if (pp >= p.hd)
                 continue;
@@ -176,8 +178,8 @@ void main() {
     const uint c = w % p.nc, g = (w / p.nc) % p.ng, q = w / (p.nc * p.ng), t0 = c * Q;
     const uint tid = gl_LocalInvocationIndex, tr = tid / TC, tcl = tid % TC;
     float aK[RM][RM];
-    for (uint i = 0; i < RM; i++)
-        for (uint j = 0; j < RM; j++)
+    UNROLL for (uint i = 0; i < RM; i++)
+        UNROLL for (uint j = 0; j < RM; j++)
             aK[i][j] = 0.0;
     for (uint n0 = 0; n0 < p.ds; n0 += KT) {
         for (uint e = tid; e < KT * Q; e += WG) {
@@ -191,26 +193,72 @@ void main() {
             skb[kk * Q + i] = bv;
         }
         barrier();
-        for (uint kk = 0; kk < KT; kk++) {
+        UNROLL for (uint kk = 0; kk < KT; kk++) {
             float a[RM], b[RM];
-            for (uint i = 0; i < RM; i++) {
+            UNROLL for (uint i = 0; i < RM; i++) {
                 a[i] = skc[kk * Q + tr + TC * i];
                 b[i] = skb[kk * Q + tcl + TC * i];
             }
-            for (uint i = 0; i < RM; i++)
-                for (uint j = 0; j < RM; j++)
+            UNROLL for (uint i = 0; i < RM; i++)
+                UNROLL for (uint j = 0; j < RM; j++)
                     aK[i][j] = fma(a[i], b[j], aK[i][j]);
         }
         barrier();
     }
     const uint kb = ssd_kofs(q, g, c);
-    for (uint i = 0; i < RM; i++)
-        for (uint j = 0; j < RM; j++)
+    UNROLL for (uint i = 0; i < RM; i++)
+        UNROLL for (uint j = 0; j < RM; j++)
             bc[kb + (tr + TC * i) * Q + tcl + TC * j] = aK[i][j];
 }
 #endif
 
 #if defined(SSD_CARRY)
+// CG > 1 (specialization constant 2): chunks walked in groups of CG, the
+// group's loads issued together (CG loads in flight per invocation instead
+// of one: the walk is latency-bound otherwise).
+layout(constant_id = 2) const uint CG = 1;
+
+void carry_grouped(uint base, uint dc, uint np, uint nsr, uint dsq, float s, float lam) {
+    for (uint c0 = 0; c0 < p.nc; c0 += CG) {
+        float l[CG], dv[CG];
+        UNROLL for (uint k = 0; k < CG; k++) {
+            const uint c = c0 + k;
+            l[k] = dv[k] = 0.0;
+            if (c < p.nc) {
+                l[k] = sr[base + c * np];
+                dv[k] = sr[dc + c];
+            }
+        }
+        UNROLL for (uint k = 0; k < CG; k++) {
+            const uint c = c0 + k;
+            if (c < p.nc) {
+                sr[base + c * np] = s;
+                s = fma(dv[k], s, l[k]);
+            }
+        }
+    }
+    for (uint c1 = p.nc; c1 > 0u; c1 -= min(c1, CG)) {
+        // Chunks c1 - 1 down to c1 - CG.
+        float l[CG], dv[CG];
+        UNROLL for (uint k = 0; k < CG; k++) {
+            l[k] = dv[k] = 0.0;
+            if (k < c1) {
+                const uint c = c1 - 1u - k;
+                l[k] = sr[nsr + base + c * np];
+                dv[k] = sr[dc + c];
+            }
+        }
+        UNROLL for (uint k = 0; k < CG; k++) {
+            if (k < c1) {
+                const uint c = c1 - 1u - k;
+                sr[nsr + base + c * np] = lam;
+                lam = fma(dv[k], lam, l[k]);
+            }
+        }
+    }
+    sr[dsq] = lam;
+}
+
 void main() {
     const uint np = p.ds * p.hd;
     const uint e = vkg_group_linear() * WG + gl_LocalInvocationIndex;
@@ -223,6 +271,10 @@ void main() {
     // Each step's loads are issued before the previous step's store, so
     // the walk waits on one memory latency per chunk, not two.
     float s = s_data[p.off_s + n + pp * p.s_p + h * p.s_h + slot * p.s_slot];
+    if (CG > 1u) {
+        carry_grouped(base, dc, np, nsr, ssd_dsq() + qh * np + r, s, ld_gS(n, pp, h, q));
+        return;
+    }
     float loc = sr[base], dcv = sr[dc];
     for (uint c = 0; c < p.nc; c++) {
         const uint i = base + c * np;
@@ -268,6 +320,19 @@ layout(constant_id = 4) const uint KPRE = 0; // K read from SSD_KMAT's output
 // row sums, go to scratch for SSD_REDUCE. Phase 1 computes only what the
 // role needs: Sg for phase 2, K for phase 3 and for F (role 0).
 layout(constant_id = 5) const uint NRS = 0;
+// Flags (specialization constant 6): bit 0 PF, bit 1 WMAP (see below),
+// bit 2: phases 1 and 3 step 2 KT tokens / columns at a time (half the
+// barriers; their tiles fit the staging area when QP <= SBP, the host
+// ensures).
+layout(constant_id = 6) const uint SFL = 1;
+#define PF (SFL & 1u)
+#define KS ((SFL & 4u) != 0u ? 2u * KT : KT)
+// Bit 4, TRI (V4 with WMAP, the host ensures): an invocation skips the
+// k-steps of the causal products whose terms are all masked (u > t) for its
+// rows / columns: the upper blocks of Sg and K, and the u > t halves of
+// (M o Sg) B, (M o Sg)^T C and (M o K)^T G. Subgroups of 32 hold 32
+// contiguous rows, so whole subgroups skip.
+#define TRI ((SFL & 16u) != 0u)
 #define MRM (Q / TRW)
 #define MC1 (Q / TCW)
 #define MNT (4u * TCW)
@@ -278,18 +343,39 @@ layout(constant_id = 5) const uint NRS = 0;
 // (M o Sg)^T and M o K waits in registers.
 #define QP (Q + 4u)
 #define ROW(i) (tr * MRM + (i))
+// WMAP (bit 1 of specialization constant 6; TRW % 8 == 0, TCW % 4 == 0, the host
+// ensures): each 32 invocations hold 8 x 4 blocks (rows x columns), so a
+// row load of a subgroup reads 8 vec4s and a column load 4 (one pass of
+// the banks each, against 2 + 16 with rows of 16), and phase 1's columns
+// are contiguous too (read as vec4).
+#define WMAP ((SFL >> 1) & 1u)
+#define COL(j) (WMAP != 0u ? tcl * MC1 + (j) : tcl + TCW * (j))
 #else
 #define QP (Q + 1u)
 #define ROW(i) (tr + TRW * (i))
+#define COL(j) (tcl + TCW * (j))
 #endif
 // Staging: two A tiles [KT][QP] (rows = tokens, read as broadcast scalars),
 // two B tiles [KT][SBP] (columns, each invocation reads its 4 contiguous
 // columns as one vec4; the pitch keeps the scalar stores free of bank
 // conflicts). Row partials go through sms / smk before they hold M o Sg and
 // M o K, and after their last use.
+#if defined(SSD_P2W)
+// Wide phase 2 (V4, Q == 64 and K from SSD_KMAT, the host ensures): 8 x 4
+// blocks of d_C and of d_B per invocation over MNW columns of n, rows and
+// columns read as vec4 (6 16-byte loads per 64 FMA instead of 4 per 32);
+// each 32 invocations hold 8 x 4 blocks. sms / smk unpadded (their scalar
+// stores happen once per chunk) so the wide B tiles fit 48 KiB.
+#define MNW 128u
+#define SBW (MNW + 4u)
+#define QS Q
+#define STG4 ((2u * KT * QP + 2u * KT * SBW) / 4u)
+#else
+#define QS QP
 #define STG4 ((2u * KT * QP + 2u * KT * SBP) / 4u)
+#endif
 shared vec4 stg4[STG4];
-shared vec4 sms4[Q * QP / 4u], smk4[Q * QP / 4u]; // M o Sg, M o K: [t][u]
+shared vec4 sms4[Q * QS / 4u], smk4[Q * QS / 4u]; // M o Sg, M o K: [t][u]
 shared float sF[Q], syi[Q], sz[Q], sdx[Q];
 shared float sdot;
 
@@ -323,13 +409,12 @@ float ld_lam(uint sbase, uint n, uint pp, uint h, uint q) {
 // Element e = invocation + k * WG of a tile: A tiles [KT][Q] map e to
 // (token e / KT, k e % KT), B tiles to (e / MNT, column e % MNT) or, for the
 // s_in / lam tiles read along p, (column e / KT, k e % KT).
-layout(constant_id = 6) const uint PF = 1;
 #define PFA ((KT * Q + WG - 1u) / WG)
 #define PFB ((KT * MNT + WG - 1u) / WG)
 float ra0[PFA], ra1[PFA], rb0[PFB], rb1[PFB]; // the fetched tiles
 
 void fetch_g_xd(uint q, uint h, uint t0, uint p0) {
-    for (uint k = 0; k < PFA; k++) {
+    UNROLL for (uint k = 0; k < PFA; k++) {
         const uint e = gl_LocalInvocationIndex + k * WG;
         const uint i = e / KT, t = t0 + i, pp = p0 + e % KT;
         ra0[k] = ra1[k] = 0.0;
@@ -340,7 +425,7 @@ void fetch_g_xd(uint q, uint h, uint t0, uint p0) {
     }
 }
 void fetch_cb(uint q, uint g, uint t0, uint n0) {
-    for (uint k = 0; k < PFA; k++) {
+    UNROLL for (uint k = 0; k < PFA; k++) {
         const uint e = gl_LocalInvocationIndex + k * WG;
         const uint t = t0 + e / KT, n = n0 + e % KT;
         ra0[k] = ra1[k] = 0.0;
@@ -350,17 +435,8 @@ void fetch_cb(uint q, uint g, uint t0, uint n0) {
         }
     }
 }
-void fetch_b_rows(uint q, uint g, uint t0, uint n0) {
-    for (uint k = 0; k < PFA; k++) {
-        const uint e = gl_LocalInvocationIndex + k * WG;
-        const uint t = t0 + e / KT, n = n0 + e % KT;
-        ra0[k] = 0.0;
-        if (e < KT * Q && t < p.nt && n < p.ds)
-            ra0[k] = ld_B(n, g, t, q);
-    }
-}
 void put_a(bool two) {
-    for (uint k = 0; k < PFA; k++) {
+    UNROLL for (uint k = 0; k < PFA; k++) {
         const uint e = gl_LocalInvocationIndex + k * WG;
         if (e < KT * Q) {
             SA1(e % KT, e / KT) = ra0[k];
@@ -371,7 +447,7 @@ void put_a(bool two) {
 }
 // s_in and lam, k along p (column n = e / KT).
 void fetch_sl(uint sbase, uint h, uint q, uint slot, uint n0, uint p0) {
-    for (uint k = 0; k < PFB; k++) {
+    UNROLL for (uint k = 0; k < PFB; k++) {
         const uint e = gl_LocalInvocationIndex + k * WG;
         const uint n = n0 + e / KT, pp = p0 + e % KT;
         rb0[k] = rb1[k] = 0.0;
@@ -384,7 +460,7 @@ void fetch_sl(uint sbase, uint h, uint q, uint slot, uint n0, uint p0) {
 // Returns the partial <s_in, lam> of the elements stored.
 float put_sl() {
     float d = 0.0;
-    for (uint k = 0; k < PFB; k++) {
+    UNROLL for (uint k = 0; k < PFB; k++) {
         const uint e = gl_LocalInvocationIndex + k * WG;
         if (e < KT * MNT) {
             SB1(e % KT, e / KT) = rb0[k];
@@ -396,7 +472,7 @@ float put_sl() {
 }
 // B and C rows t0 + u0 + kk, columns n (k along tokens).
 void fetch_bc_cols(uint q, uint g, uint t0, uint n0) {
-    for (uint k = 0; k < PFB; k++) {
+    UNROLL for (uint k = 0; k < PFB; k++) {
         const uint e = gl_LocalInvocationIndex + k * WG;
         const uint t = t0 + e / MNT, n = n0 + e % MNT;
         rb0[k] = rb1[k] = 0.0;
@@ -406,28 +482,8 @@ void fetch_bc_cols(uint q, uint g, uint t0, uint n0) {
         }
     }
 }
-// lam rows n0 + kk, columns p.
-void fetch_lam_cols(uint sbase, uint h, uint q, uint n0, uint p0) {
-    for (uint k = 0; k < PFB; k++) {
-        const uint e = gl_LocalInvocationIndex + k * WG;
-        const uint n = n0 + e / MNT, pp = p0 + e % MNT;
-        rb0[k] = 0.0;
-        if (e < KT * MNT && n < p.ds && pp < p.hd)
-            rb0[k] = ld_lam(sbase, n, pp, h, q);
-    }
-}
-// g_y rows t0 + kk, columns p.
-void fetch_g_cols(uint q, uint h, uint t0, uint p0) {
-    for (uint k = 0; k < PFB; k++) {
-        const uint e = gl_LocalInvocationIndex + k * WG;
-        const uint t = t0 + e / MNT, pp = p0 + e % MNT;
-        rb0[k] = 0.0;
-        if (e < KT * MNT && t < p.nt && pp < p.hd)
-            rb0[k] = ld_gy(pp, h, t, q);
-    }
-}
 void put_b(bool two) {
-    for (uint k = 0; k < PFB; k++) {
+    UNROLL for (uint k = 0; k < PFB; k++) {
         const uint e = gl_LocalInvocationIndex + k * WG;
         if (e < KT * MNT) {
             SB1(e / MNT, e % MNT) = rb0[k];
@@ -436,6 +492,184 @@ void put_b(bool two) {
         }
     }
 }
+
+// Phases 1 and 3 at k-step KS (tiles as above with KS for KT; the second A
+// tile at row KS).
+#define PFAS ((2u * KT * Q + WG - 1u) / WG)
+#define PFBS ((2u * KT * MNT + WG - 1u) / WG)
+float sa0[PFAS], sa1[PFAS], sb0[PFBS];
+void fetch_g_xd_s(uint q, uint h, uint t0, uint p0) {
+    UNROLL for (uint k = 0; k < PFAS; k++) {
+        const uint e = gl_LocalInvocationIndex + k * WG;
+        const uint i = e / KS, t = t0 + i, pp = p0 + e % KS;
+        sa0[k] = sa1[k] = 0.0;
+        if (e < KS * Q && t < p.nt && pp < p.hd) {
+            sa0[k] = ld_gy(pp, h, t, q);
+            sa1[k] = ld_x(pp, h, t, q) * sdtp[i];
+        }
+    }
+}
+void fetch_b_rows_s(uint q, uint g, uint t0, uint n0) {
+    UNROLL for (uint k = 0; k < PFAS; k++) {
+        const uint e = gl_LocalInvocationIndex + k * WG;
+        const uint t = t0 + e / KS, n = n0 + e % KS;
+        sa0[k] = 0.0;
+        if (e < KS * Q && t < p.nt && n < p.ds)
+            sa0[k] = ld_B(n, g, t, q);
+    }
+}
+void put_a_s(bool two) {
+    UNROLL for (uint k = 0; k < PFAS; k++) {
+        const uint e = gl_LocalInvocationIndex + k * WG;
+        if (e < KS * Q) {
+            SA1(e % KS, e / KS) = sa0[k];
+            if (two)
+                SA1(KS + e % KS, e / KS) = sa1[k];
+        }
+    }
+}
+// lam rows n0 + kk, columns p.
+void fetch_lam_cols_s(uint sbase, uint h, uint q, uint n0, uint p0) {
+    UNROLL for (uint k = 0; k < PFBS; k++) {
+        const uint e = gl_LocalInvocationIndex + k * WG;
+        const uint n = n0 + e / MNT, pp = p0 + e % MNT;
+        sb0[k] = 0.0;
+        if (e < KS * MNT && n < p.ds && pp < p.hd)
+            sb0[k] = ld_lam(sbase, n, pp, h, q);
+    }
+}
+// g_y rows t0 + kk, columns p.
+void fetch_g_cols_s(uint q, uint h, uint t0, uint p0) {
+    UNROLL for (uint k = 0; k < PFBS; k++) {
+        const uint e = gl_LocalInvocationIndex + k * WG;
+        const uint t = t0 + e / MNT, pp = p0 + e % MNT;
+        sb0[k] = 0.0;
+        if (e < KS * MNT && t < p.nt && pp < p.hd)
+            sb0[k] = ld_gy(pp, h, t, q);
+    }
+}
+void put_b_s() {
+    UNROLL for (uint k = 0; k < PFBS; k++) {
+        const uint e = gl_LocalInvocationIndex + k * WG;
+        if (e < KS * MNT)
+            SB1(e / MNT, e % MNT) = sb0[k];
+    }
+}
+
+// Phase 1's operands at k-step kk: rows ROW(i) of the first A tile,
+// columns COL(j) of the second; as vec4 where WMAP makes both contiguous.
+// (A macro: arrays sized by specialization constants do not pass as
+// function parameters.)
+#if defined(SSD_V4)
+#define P1_LOAD(kk, a, b, K2)                                                               \
+    if (WMAP != 0u && MC1 == 4u) {                                                          \
+        const vec4 av = stg4[(kk) * (QP / 4u) + tr], bv = stg4[((K2) + (kk)) * (QP / 4u) + tcl]; \
+        UNROLL for (uint i = 0; i < MRM; i++)                                               \
+            a[i] = av[i];                                                                   \
+        UNROLL for (uint j = 0; j < MC1; j++)                                               \
+            b[j] = bv[j];                                                                   \
+    } else {                                                                                \
+        UNROLL for (uint i = 0; i < MRM; i++)                                               \
+            a[i] = SA1(kk, ROW(i));                                                         \
+        UNROLL for (uint j = 0; j < MC1; j++)                                               \
+            b[j] = SA1((K2) + (kk), COL(j));                                                \
+    }
+#else
+#define P1_LOAD(kk, a, b, K2)                                                               \
+    UNROLL for (uint i = 0; i < MRM; i++)                                                   \
+        a[i] = SA1(kk, ROW(i));                                                             \
+    UNROLL for (uint j = 0; j < MC1; j++)                                                   \
+        b[j] = SA1((K2) + (kk), COL(j));
+#endif
+
+#if defined(SSD_P2W)
+#define PFW ((KT * MNW + WG - 1u) / WG)
+float rw0[PFW], rw1[PFW];
+#define SBW1(k, j) STG(2u * KT * QP + (k) * SBW + (j))
+#define SBW2(k, j) STG(2u * KT * QP + KT * SBW + (k) * SBW + (j))
+#define SBW1V(k, c) stg4[(2u * KT * QP + (k) * SBW) / 4u + (c)]
+#define SBW2V(k, c) stg4[(2u * KT * QP + KT * SBW + (k) * SBW) / 4u + (c)]
+// s_in and lam over MNW columns, k along p (column n = e / KT).
+void fetch_slw(uint sbase, uint h, uint q, uint slot, uint n0, uint p0) {
+    UNROLL for (uint k = 0; k < PFW; k++) {
+        const uint e = gl_LocalInvocationIndex + k * WG;
+        const uint n = n0 + e / KT, pp = p0 + e % KT;
+        rw0[k] = rw1[k] = 0.0;
+        if (e < KT * MNW && n < p.ds && pp < p.hd) {
+            rw0[k] = ld_sin(sbase, n, pp, h, slot);
+            rw1[k] = ld_lam(sbase, n, pp, h, q);
+        }
+    }
+}
+float put_slw() {
+    float d = 0.0;
+    UNROLL for (uint k = 0; k < PFW; k++) {
+        const uint e = gl_LocalInvocationIndex + k * WG;
+        if (e < KT * MNW) {
+            SBW1(e % KT, e / KT) = rw0[k];
+            SBW2(e % KT, e / KT) = rw1[k];
+            d = fma(rw0[k], rw1[k], d);
+        }
+    }
+    return d;
+}
+// B and C rows t0 + kk over MNW columns n (k along tokens).
+void fetch_bcw(uint q, uint g, uint t0, uint n0) {
+    UNROLL for (uint k = 0; k < PFW; k++) {
+        const uint e = gl_LocalInvocationIndex + k * WG;
+        const uint t = t0 + e / MNW, n = n0 + e % MNW;
+        rw0[k] = rw1[k] = 0.0;
+        if (e < KT * MNW && t < p.nt && n < p.ds) {
+            rw0[k] = ld_B(n, g, t, q);
+            rw1[k] = ld_C(n, g, t, q);
+        }
+    }
+}
+void put_bw() {
+    UNROLL for (uint k = 0; k < PFW; k++) {
+        const uint e = gl_LocalInvocationIndex + k * WG;
+        if (e < KT * MNW) {
+            SBW1(e / MNW, e % MNW) = rw0[k];
+            SBW2(e / MNW, e % MNW) = rw1[k];
+        }
+    }
+}
+// P2S (bit 3 of specialization constant 6): phase 2 in two passes, d_C
+// (ps 0) then d_B (ps 1), 8 x 4 blocks of one product per invocation (half
+// the accumulators of P2W; the same loads per FMA). A pass stages one A
+// tile (G or XD) and one B tile (s_in or lam, then B or C rows).
+#define P2S ((SFL & 8u) != 0u)
+void put_a_ps(uint ps) {
+    UNROLL for (uint k = 0; k < PFA; k++) {
+        const uint e = gl_LocalInvocationIndex + k * WG;
+        if (e < KT * Q)
+            SA1(e % KT, e / KT) = ps == 0u ? ra0[k] : ra1[k];
+    }
+}
+// Stores s_in (ps 0) or lam (ps 1); returns the partial <s_in, lam> in pass 1.
+float put_slw_ps(uint ps) {
+    float d = 0.0;
+    UNROLL for (uint k = 0; k < PFW; k++) {
+        const uint e = gl_LocalInvocationIndex + k * WG;
+        if (e < KT * MNW) {
+            SBW1(e % KT, e / KT) = ps == 0u ? rw0[k] : rw1[k];
+            d = fma(rw0[k], rw1[k], d);
+        }
+    }
+    return ps == 0u ? 0.0 : d;
+}
+// Stores B rows (ps 0, for d_C) or C rows (ps 1, for d_B).
+void put_bw_ps(uint ps) {
+    UNROLL for (uint k = 0; k < PFW; k++) {
+        const uint e = gl_LocalInvocationIndex + k * WG;
+        if (e < KT * MNW)
+            SBW1(e / MNW, e % MNW) = ps == 0u ? rw0[k] : rw1[k];
+    }
+}
+#define NYZ 32u // column invocations of phase 2
+#else
+#define NYZ TCW
+#endif
 
 void main() {
     uint w = vkg_group_linear();
@@ -454,44 +688,52 @@ void main() {
     const uint c = w % p.nc, qh = w / p.nc, h = qh % p.nh, q = qh / p.nh;
     const uint g = h / (p.nh / p.ng), t0 = c * Q;
     ssd_chunk_setup(q, h, c);
-    const uint tid = gl_LocalInvocationIndex, tr = tid / TCW, tcl = tid % TCW;
+    const uint tid = gl_LocalInvocationIndex;
+    uint tr = tid / TCW, tcl = tid % TCW;
+#if defined(SSD_V4)
+    if (WMAP != 0u) {
+        const uint lane = tid % 32u, wp = tid / 32u;
+        tr = (wp % (TRW / 8u)) * 8u + lane % 8u;
+        tcl = (wp / (TRW / 8u)) * 4u + lane / 8u;
+    }
+#endif
     const uint sbase = (qh * p.nc + c) * p.ds * p.hd;
     const uint slot = uint(ids_data[p.off_ids + q]);
 
     // Phase 1: Sg = G XD^T and K = C B^T, MRM x MC1 each per invocation.
     float aS[MRM][MC1], aK[MRM][MC1];
-    for (uint i = 0; i < MRM; i++)
-        for (uint j = 0; j < MC1; j++)
+    UNROLL for (uint i = 0; i < MRM; i++)
+        UNROLL for (uint j = 0; j < MC1; j++)
             aS[i][j] = aK[i][j] = 0.0;
     if (need_s)
-        fetch_g_xd(q, h, t0, 0u);
-    for (uint p0 = 0; need_s && p0 < p.hd; p0 += KT) {
-        put_a(true);
+        fetch_g_xd_s(q, h, t0, 0u);
+    // TRI: this invocation's block of Sg is all above the diagonal.
+    const bool upper = TRI && COL(0) > ROW(MRM - 1u);
+    for (uint p0 = 0; need_s && p0 < p.hd; p0 += KS) {
+        put_a_s(true);
         barrier();
-        const bool more = p0 + KT < p.hd;
+        const bool more = p0 + KS < p.hd;
         if (PF != 0u && more)
-            fetch_g_xd(q, h, t0, p0 + KT);
-        for (uint kk = 0; kk < KT; kk++) {
-            float a[MRM], b[MC1];
-            for (uint i = 0; i < MRM; i++)
-                a[i] = SA1(kk, ROW(i));
-            for (uint j = 0; j < MC1; j++)
-                b[j] = SA2(kk, tcl + TCW * j);
-            for (uint i = 0; i < MRM; i++)
-                for (uint j = 0; j < MC1; j++)
-                    aS[i][j] = fma(a[i], b[j], aS[i][j]);
-        }
+            fetch_g_xd_s(q, h, t0, p0 + KS);
+        if (!upper)
+            UNROLL for (uint kk = 0; kk < KS; kk++) {
+                float a[MRM], b[MC1];
+                P1_LOAD(kk, a, b, KS)
+                UNROLL for (uint i = 0; i < MRM; i++)
+                    UNROLL for (uint j = 0; j < MC1; j++)
+                        aS[i][j] = fma(a[i], b[j], aS[i][j]);
+            }
         barrier();
         if (PF == 0u && more)
-            fetch_g_xd(q, h, t0, p0 + KT);
+            fetch_g_xd_s(q, h, t0, p0 + KS);
     }
     if (!need_k) {
     } else if (KPRE != 0u) {
         // K of the group, from SSD_KMAT.
         const uint kb = ssd_kofs(q, g, c);
-        for (uint i = 0; i < MRM; i++)
-            for (uint j = 0; j < MC1; j++)
-                aK[i][j] = bc[kb + ROW(i) * Q + tcl + TCW * j];
+        UNROLL for (uint i = 0; i < MRM; i++)
+            UNROLL for (uint j = 0; j < MC1; j++)
+                aK[i][j] = bc[kb + ROW(i) * Q + COL(j)];
     } else {
         fetch_cb(q, g, t0, 0u);
         for (uint n0 = 0; n0 < p.ds; n0 += KT) {
@@ -500,14 +742,11 @@ void main() {
             const bool more = n0 + KT < p.ds;
             if (PF != 0u && more)
                 fetch_cb(q, g, t0, n0 + KT);
-            for (uint kk = 0; kk < KT; kk++) {
+            UNROLL for (uint kk = 0; kk < KT; kk++) {
                 float a[MRM], b[MC1];
-                for (uint i = 0; i < MRM; i++)
-                    a[i] = SA1(kk, ROW(i));
-                for (uint j = 0; j < MC1; j++)
-                    b[j] = SA2(kk, tcl + TCW * j);
-                for (uint i = 0; i < MRM; i++)
-                    for (uint j = 0; j < MC1; j++)
+                P1_LOAD(kk, a, b, KT)
+                UNROLL for (uint i = 0; i < MRM; i++)
+                    UNROLL for (uint j = 0; j < MC1; j++)
                         aK[i][j] = fma(a[i], b[j], aK[i][j]);
             }
             barrier();
@@ -520,14 +759,14 @@ void main() {
     // (t, u) with u < v <= t as a prefix sum of (column - row) totals.
     if (need_f) {
         float rp[MRM], cp[MC1];
-        for (uint i = 0; i < MRM; i++)
+        UNROLL for (uint i = 0; i < MRM; i++)
             rp[i] = 0.0;
-        for (uint j = 0; j < MC1; j++)
+        UNROLL for (uint j = 0; j < MC1; j++)
             cp[j] = 0.0;
-        for (uint i = 0; i < MRM; i++) {
+        UNROLL for (uint i = 0; i < MRM; i++) {
             const uint t = ROW(i);
-            for (uint j = 0; j < MC1; j++) {
-                const uint u = tcl + TCW * j;
+            UNROLL for (uint j = 0; j < MC1; j++) {
+                const uint u = COL(j);
                 if (u < t) {
                     const float wv = exp(sL[t] - sL[u]) * aS[i][j] * aK[i][j];
                     rp[i] += wv;
@@ -535,10 +774,10 @@ void main() {
                 }
             }
         }
-        for (uint i = 0; i < MRM; i++)
+        UNROLL for (uint i = 0; i < MRM; i++)
             SMS(tcl * Q + ROW(i)) = rp[i];
-        for (uint j = 0; j < MC1; j++)
-            SMK(tr * Q + tcl + TCW * j) = cp[j];
+        UNROLL for (uint j = 0; j < MC1; j++)
+            SMK(tr * Q + COL(j)) = cp[j];
         barrier();
         for (uint v = tid; v < Q; v += WG) {
             float rs = 0.0, cs = 0.0;
@@ -561,31 +800,210 @@ void main() {
         for (uint v = tid; v < Q; v += WG)
             sF[v] = 0.0;
     }
-    for (uint i = 0; i < MRM; i++) {
+    UNROLL for (uint i = 0; i < MRM; i++) {
         const uint t = ROW(i);
-        for (uint j = 0; j < MC1; j++) {
-            const uint u = tcl + TCW * j;
+        UNROLL for (uint j = 0; j < MC1; j++) {
+            const uint u = COL(j);
             const float m = u <= t ? exp(sL[t] - sL[u]) : 0.0;
-            SMS(t * QP + u) = m * aS[i][j];
+            SMS(t * QS + u) = m * aS[i][j];
 #if defined(SSD_V4)
-            SMK(u * QP + t) = m * aS[i][j];
+            SMK(u * QS + t) = m * aS[i][j];
             aK[i][j] *= m;
 #else
-            SMK(t * QP + u) = m * aK[i][j];
+            SMK(t * QS + u) = m * aK[i][j];
 #endif
         }
     }
     barrier();
 
     // Phase 2: d_C and d_B (this head's part), MNT columns of n at a time.
-    float yi[MRM], zz[MRM], dxp[MRM], dotp = 0.0;
-    for (uint i = 0; i < MRM; i++)
-        yi[i] = zz[i] = dxp[i] = 0.0;
+    float dxp[MRM], dotp = 0.0;
+    UNROLL for (uint i = 0; i < MRM; i++)
+        dxp[i] = 0.0;
     const uint nbc = ssd_nbc();
+#if defined(SSD_P2W)
+    // Rows (i / 4) * 32 + r2 * 4 + i % 4, columns c2 * 4 + j of each n tile.
+    const uint lane = tid % 32u, r2 = lane % 8u, c2 = (tid / 32u) * 4u + lane / 8u;
+    float yi[8], zz[8];
+    UNROLL for (uint i = 0; i < 8u; i++)
+        yi[i] = zz[i] = 0.0;
+    for (uint n0 = n_lo; P2S && n0 < n_hi; n0 += MNW)
+        for (uint ps = 0; ps < 2u; ps++) {
+            vec4 aD[8];
+            UNROLL for (uint i = 0; i < 8u; i++)
+                aD[i] = vec4(0.0);
+            fetch_g_xd(q, h, t0, 0u);
+            fetch_slw(sbase, h, q, slot, n0, 0u);
+            for (uint p0 = 0; p0 < p.hd; p0 += KT) {
+                put_a_ps(ps);
+                dotp += put_slw_ps(ps);
+                barrier();
+                const bool more = p0 + KT < p.hd;
+                if (PF != 0u && more) {
+                    fetch_g_xd(q, h, t0, p0 + KT);
+                    fetch_slw(sbase, h, q, slot, n0, p0 + KT);
+                }
+                UNROLL for (uint kk = 0; kk < KT; kk++) {
+                    const vec4 a0 = stg4[kk * (QP / 4u) + r2], a1 = stg4[kk * (QP / 4u) + 8u + r2];
+                    const vec4 b = SBW1V(kk, c2);
+                    UNROLL for (uint i = 0; i < 4u; i++) {
+                        aD[i] = fma(vec4(a0[i]), b, aD[i]);
+                        aD[4u + i] = fma(vec4(a1[i]), b, aD[4u + i]);
+                    }
+                }
+                barrier();
+                if (PF == 0u && more) {
+                    fetch_g_xd(q, h, t0, p0 + KT);
+                    fetch_slw(sbase, h, q, slot, n0, p0 + KT);
+                }
+            }
+            UNROLL for (uint i = 0; i < 8u; i++) {
+                const uint t = (i / 4u) * 32u + r2 * 4u + i % 4u;
+                if (t0 + t < p.nt)
+                    UNROLL for (uint j = 0; j < 4u; j++) {
+                        const uint n = n0 + c2 * 4u + j;
+                        if (n < p.ds) {
+                            if (ps == 0u)
+                                yi[i] = fma(ld_C(n, g, t0 + t, q), aD[i][j], yi[i]);
+                            else
+                                zz[i] = fma(ld_B(n, g, t0 + t, q), aD[i][j], zz[i]);
+                        }
+                    }
+                aD[i] *= ps == 0u ? seL[t] : seR[t];
+            }
+            fetch_bcw(q, g, t0, n0);
+            for (uint u0 = 0; u0 < Q; u0 += KT) {
+                put_bw_ps(ps);
+                barrier();
+                const bool more = u0 + KT < Q;
+                if (PF != 0u && more)
+                    fetch_bcw(q, g, t0 + u0 + KT, n0);
+                UNROLL for (uint kk = 0; kk < KT; kk++) {
+                    // (M o Sg) rows t for d_C from smk ((M o Sg)^T), columns
+                    // u for d_B from sms.
+                    vec4 m0, m1;
+                    if (ps == 0u) {
+                        m0 = smk4[(u0 + kk) * (QS / 4u) + r2];
+                        m1 = smk4[(u0 + kk) * (QS / 4u) + 8u + r2];
+                    } else {
+                        m0 = sms4[(u0 + kk) * (QS / 4u) + r2];
+                        m1 = sms4[(u0 + kk) * (QS / 4u) + 8u + r2];
+                    }
+                    const vec4 b = SBW1V(kk, c2);
+                    UNROLL for (uint i = 0; i < 4u; i++) {
+                        aD[i] = fma(vec4(m0[i]), b, aD[i]);
+                        aD[4u + i] = fma(vec4(m1[i]), b, aD[4u + i]);
+                    }
+                }
+                barrier();
+                if (PF == 0u && more)
+                    fetch_bcw(q, g, t0 + u0 + KT, n0);
+            }
+            const uint ob = ps == 0u ? nbc : 0u;
+            UNROLL for (uint i = 0; i < 8u; i++) {
+                const uint t = t0 + (i / 4u) * 32u + r2 * 4u + i % 4u;
+                if (t >= p.nt)
+                    continue;
+                const uint row = (qh * p.nt + t) * p.ds;
+                UNROLL for (uint j = 0; j < 4u; j++) {
+                    const uint n = n0 + c2 * 4u + j;
+                    if (n < p.ds)
+                        bc[ob + row + n] = aD[i][j];
+                }
+            }
+        }
+    for (uint n0 = n_lo; !P2S && n0 < n_hi; n0 += MNW) {
+        vec4 aC[8], aB[8];
+        UNROLL for (uint i = 0; i < 8u; i++)
+            aC[i] = aB[i] = vec4(0.0);
+        fetch_g_xd(q, h, t0, 0u);
+        fetch_slw(sbase, h, q, slot, n0, 0u);
+        for (uint p0 = 0; p0 < p.hd; p0 += KT) {
+            put_a(true);
+            dotp += put_slw();
+            barrier();
+            const bool more = p0 + KT < p.hd;
+            if (PF != 0u && more) {
+                fetch_g_xd(q, h, t0, p0 + KT);
+                fetch_slw(sbase, h, q, slot, n0, p0 + KT);
+            }
+            UNROLL for (uint kk = 0; kk < KT; kk++) {
+                const vec4 a10 = stg4[kk * (QP / 4u) + r2], a11 = stg4[kk * (QP / 4u) + 8u + r2];
+                const vec4 a20 = stg4[(KT + kk) * (QP / 4u) + r2];
+                const vec4 a21 = stg4[(KT + kk) * (QP / 4u) + 8u + r2];
+                const vec4 b1 = SBW1V(kk, c2), b2 = SBW2V(kk, c2);
+                UNROLL for (uint i = 0; i < 4u; i++) {
+                    aC[i] = fma(vec4(a10[i]), b1, aC[i]);
+                    aC[4u + i] = fma(vec4(a11[i]), b1, aC[4u + i]);
+                    aB[i] = fma(vec4(a20[i]), b2, aB[i]);
+                    aB[4u + i] = fma(vec4(a21[i]), b2, aB[4u + i]);
+                }
+            }
+            barrier();
+            if (PF == 0u && more) {
+                fetch_g_xd(q, h, t0, p0 + KT);
+                fetch_slw(sbase, h, q, slot, n0, p0 + KT);
+            }
+        }
+        UNROLL for (uint i = 0; i < 8u; i++) {
+            const uint t = (i / 4u) * 32u + r2 * 4u + i % 4u;
+            if (t0 + t < p.nt)
+                UNROLL for (uint j = 0; j < 4u; j++) {
+                    const uint n = n0 + c2 * 4u + j;
+                    if (n < p.ds) {
+                        yi[i] = fma(ld_C(n, g, t0 + t, q), aC[i][j], yi[i]);
+                        zz[i] = fma(ld_B(n, g, t0 + t, q), aB[i][j], zz[i]);
+                    }
+                }
+            aC[i] *= seL[t];
+            aB[i] *= seR[t];
+        }
+        fetch_bcw(q, g, t0, n0);
+        for (uint u0 = 0; u0 < Q; u0 += KT) {
+            put_bw();
+            barrier();
+            const bool more = u0 + KT < Q;
+            if (PF != 0u && more)
+                fetch_bcw(q, g, t0 + u0 + KT, n0);
+            UNROLL for (uint kk = 0; kk < KT; kk++) {
+                const vec4 m10 = smk4[(u0 + kk) * (QS / 4u) + r2];
+                const vec4 m11 = smk4[(u0 + kk) * (QS / 4u) + 8u + r2];
+                const vec4 m20 = sms4[(u0 + kk) * (QS / 4u) + r2];
+                const vec4 m21 = sms4[(u0 + kk) * (QS / 4u) + 8u + r2];
+                const vec4 b1 = SBW1V(kk, c2), b2 = SBW2V(kk, c2);
+                UNROLL for (uint i = 0; i < 4u; i++) {
+                    aC[i] = fma(vec4(m10[i]), b1, aC[i]);
+                    aC[4u + i] = fma(vec4(m11[i]), b1, aC[4u + i]);
+                    aB[i] = fma(vec4(m20[i]), b2, aB[i]);
+                    aB[4u + i] = fma(vec4(m21[i]), b2, aB[4u + i]);
+                }
+            }
+            barrier();
+            if (PF == 0u && more)
+                fetch_bcw(q, g, t0 + u0 + KT, n0);
+        }
+        UNROLL for (uint i = 0; i < 8u; i++) {
+            const uint t = t0 + (i / 4u) * 32u + r2 * 4u + i % 4u;
+            if (t >= p.nt)
+                continue;
+            const uint row = (qh * p.nt + t) * p.ds;
+            UNROLL for (uint j = 0; j < 4u; j++) {
+                const uint n = n0 + c2 * 4u + j;
+                if (n < p.ds) {
+                    bc[row + n] = aB[i][j];
+                    bc[nbc + row + n] = aC[i][j];
+                }
+            }
+        }
+    }
+#else
+    float yi[MRM], zz[MRM];
+    UNROLL for (uint i = 0; i < MRM; i++)
+        yi[i] = zz[i] = 0.0;
     for (uint n0 = n_lo; n0 < n_hi; n0 += MNT) {
         float aC[MRM][4], aB[MRM][4];
-        for (uint i = 0; i < MRM; i++)
-            for (uint j = 0; j < 4u; j++)
+        UNROLL for (uint i = 0; i < MRM; i++)
+            UNROLL for (uint j = 0; j < 4u; j++)
                 aC[i][j] = aB[i][j] = 0.0;
         fetch_g_xd(q, h, t0, 0u);
         fetch_sl(sbase, h, q, slot, n0, 0u);
@@ -598,21 +1016,21 @@ void main() {
                 fetch_g_xd(q, h, t0, p0 + KT);
                 fetch_sl(sbase, h, q, slot, n0, p0 + KT);
             }
-            for (uint kk = 0; kk < KT; kk++) {
+            UNROLL for (uint kk = 0; kk < KT; kk++) {
                 float a1[MRM], a2[MRM];
 #if defined(SSD_V4)
                 const vec4 va1 = stg4[kk * (QP / 4u) + tr], va2 = stg4[(KT + kk) * (QP / 4u) + tr];
-                for (uint i = 0; i < MRM; i++)
+                UNROLL for (uint i = 0; i < MRM; i++)
                     a1[i] = va1[i], a2[i] = va2[i];
 #else
-                for (uint i = 0; i < MRM; i++) {
+                UNROLL for (uint i = 0; i < MRM; i++) {
                     a1[i] = SA1(kk, ROW(i));
                     a2[i] = SA2(kk, ROW(i));
                 }
 #endif
                 const vec4 b1 = SB1V(kk, tcl), b2 = SB2V(kk, tcl);
-                for (uint i = 0; i < MRM; i++)
-                    for (uint j = 0; j < 4u; j++) {
+                UNROLL for (uint i = 0; i < MRM; i++)
+                    UNROLL for (uint j = 0; j < 4u; j++) {
                         aC[i][j] = fma(a1[i], b1[j], aC[i][j]);
                         aB[i][j] = fma(a2[i], b2[j], aB[i][j]);
                     }
@@ -623,17 +1041,17 @@ void main() {
                 fetch_sl(sbase, h, q, slot, n0, p0 + KT);
             }
         }
-        for (uint i = 0; i < MRM; i++) {
+        UNROLL for (uint i = 0; i < MRM; i++) {
             const uint t = ROW(i);
             if (t0 + t < p.nt)
-                for (uint j = 0; j < 4u; j++) {
+                UNROLL for (uint j = 0; j < 4u; j++) {
                     const uint n = n0 + tcl * 4u + j;
                     if (n < p.ds) {
                         yi[i] = fma(ld_C(n, g, t0 + t, q), aC[i][j], yi[i]);
                         zz[i] = fma(ld_B(n, g, t0 + t, q), aB[i][j], zz[i]);
                     }
                 }
-            for (uint j = 0; j < 4u; j++) {
+            UNROLL for (uint j = 0; j < 4u; j++) {
                 aC[i][j] *= seL[t];
                 aB[i][j] *= seR[t];
             }
@@ -645,36 +1063,56 @@ void main() {
             const bool more = u0 + KT < Q;
             if (PF != 0u && more)
                 fetch_bc_cols(q, g, t0 + u0 + KT, n0);
-            for (uint kk = 0; kk < KT; kk++) {
-                float m1[MRM], m2[MRM];
 #if defined(SSD_V4)
-                const vec4 vm1 = smk4[(u0 + kk) * (QP / 4u) + tr];
-                const vec4 vm2 = sms4[(u0 + kk) * (QP / 4u) + tr];
-                for (uint i = 0; i < MRM; i++)
-                    m1[i] = vm1[i], m2[i] = vm2[i];
-#else
-                for (uint i = 0; i < MRM; i++) {
-                    m1[i] = SMS(ROW(i) * QP + u0 + kk);
-                    m2[i] = SMS((u0 + kk) * QP + ROW(i));
-                }
-#endif
-                const vec4 b1 = SB1V(kk, tcl), b2 = SB2V(kk, tcl);
-                for (uint i = 0; i < MRM; i++)
-                    for (uint j = 0; j < 4u; j++) {
-                        aC[i][j] = fma(m1[i], b1[j], aC[i][j]);
-                        aB[i][j] = fma(m2[i], b2[j], aB[i][j]);
+            if (TRI) {
+                // d_C rows t need u <= t; d_B rows u' need t >= u'.
+                if (u0 <= ROW(MRM - 1u))
+                    UNROLL for (uint kk = 0; kk < KT; kk++) {
+                        const vec4 vm1 = smk4[(u0 + kk) * (QS / 4u) + tr], b1 = SB1V(kk, tcl);
+                        UNROLL for (uint i = 0; i < MRM; i++)
+                            UNROLL for (uint j = 0; j < 4u; j++)
+                                aC[i][j] = fma(vm1[i], b1[j], aC[i][j]);
+                    }
+                if (u0 + KT > ROW(0))
+                    UNROLL for (uint kk = 0; kk < KT; kk++) {
+                        const vec4 vm2 = sms4[(u0 + kk) * (QS / 4u) + tr], b2 = SB2V(kk, tcl);
+                        UNROLL for (uint i = 0; i < MRM; i++)
+                            UNROLL for (uint j = 0; j < 4u; j++)
+                                aB[i][j] = fma(vm2[i], b2[j], aB[i][j]);
                     }
             }
+#endif
+            if (!TRI)
+                UNROLL for (uint kk = 0; kk < KT; kk++) {
+                    float m1[MRM], m2[MRM];
+#if defined(SSD_V4)
+                    const vec4 vm1 = smk4[(u0 + kk) * (QS / 4u) + tr];
+                    const vec4 vm2 = sms4[(u0 + kk) * (QS / 4u) + tr];
+                    UNROLL for (uint i = 0; i < MRM; i++)
+                        m1[i] = vm1[i], m2[i] = vm2[i];
+#else
+                    UNROLL for (uint i = 0; i < MRM; i++) {
+                        m1[i] = SMS(ROW(i) * QS + u0 + kk);
+                        m2[i] = SMS((u0 + kk) * QS + ROW(i));
+                    }
+#endif
+                    const vec4 b1 = SB1V(kk, tcl), b2 = SB2V(kk, tcl);
+                    UNROLL for (uint i = 0; i < MRM; i++)
+                        UNROLL for (uint j = 0; j < 4u; j++) {
+                            aC[i][j] = fma(m1[i], b1[j], aC[i][j]);
+                            aB[i][j] = fma(m2[i], b2[j], aB[i][j]);
+                        }
+                }
             barrier();
             if (PF == 0u && more)
                 fetch_bc_cols(q, g, t0 + u0 + KT, n0);
         }
-        for (uint i = 0; i < MRM; i++) {
+        UNROLL for (uint i = 0; i < MRM; i++) {
             const uint t = t0 + ROW(i);
             if (t >= p.nt)
                 continue;
             const uint row = (qh * p.nt + t) * p.ds;
-            for (uint j = 0; j < 4u; j++) {
+            UNROLL for (uint j = 0; j < 4u; j++) {
                 const uint n = n0 + tcl * 4u + j;
                 if (n < p.ds) {
                     bc[row + n] = aB[i][j];
@@ -684,12 +1122,28 @@ void main() {
         }
     }
 
-#if defined(SSD_V4)
+#endif
+
+#if defined(SSD_P2W)
+    // M o K again from SSD_KMAT's K (not kept in registers through phase 2).
+    {
+        const uint kb = ssd_kofs(q, g, c);
+        UNROLL for (uint i = 0; i < MRM; i++) {
+            const uint t = ROW(i);
+            UNROLL for (uint j = 0; j < MC1; j++) {
+                const uint u = COL(j);
+                const float m = u <= t ? exp(sL[t] - sL[u]) : 0.0;
+                SMK(t * QS + u) = m * bc[kb + t * Q + u];
+            }
+        }
+    }
+    barrier();
+#elif defined(SSD_V4)
     // M o K from registers (the last reads of (M o Sg)^T are behind the
     // phase's final barrier).
-    for (uint i = 0; i < MRM; i++)
-        for (uint j = 0; j < MC1; j++)
-            SMK(ROW(i) * QP + tcl + TCW * j) = aK[i][j];
+    UNROLL for (uint i = 0; i < MRM; i++)
+        UNROLL for (uint j = 0; j < MC1; j++)
+            SMK(ROW(i) * QS + COL(j)) = aK[i][j];
     barrier();
 #endif
 
@@ -697,75 +1151,77 @@ void main() {
     const uint odx = ssd_out_dx();
     for (uint p0 = p_lo; p0 < p_hi; p0 += MNT) {
         float aX[MRM][4];
-        for (uint i = 0; i < MRM; i++)
-            for (uint j = 0; j < 4u; j++)
+        UNROLL for (uint i = 0; i < MRM; i++)
+            UNROLL for (uint j = 0; j < 4u; j++)
                 aX[i][j] = 0.0;
-        fetch_b_rows(q, g, t0, 0u);
-        fetch_lam_cols(sbase, h, q, 0u, p0);
-        for (uint n0 = 0; n0 < p.ds; n0 += KT) {
-            put_a(false);
-            put_b(false);
+        fetch_b_rows_s(q, g, t0, 0u);
+        fetch_lam_cols_s(sbase, h, q, 0u, p0);
+        for (uint n0 = 0; n0 < p.ds; n0 += KS) {
+            put_a_s(false);
+            put_b_s();
             barrier();
-            const bool more = n0 + KT < p.ds;
+            const bool more = n0 + KS < p.ds;
             if (PF != 0u && more) {
-                fetch_b_rows(q, g, t0, n0 + KT);
-                fetch_lam_cols(sbase, h, q, n0 + KT, p0);
+                fetch_b_rows_s(q, g, t0, n0 + KS);
+                fetch_lam_cols_s(sbase, h, q, n0 + KS, p0);
             }
-            for (uint kk = 0; kk < KT; kk++) {
+            UNROLL for (uint kk = 0; kk < KS; kk++) {
                 float a[MRM];
 #if defined(SSD_V4)
                 const vec4 va = stg4[kk * (QP / 4u) + tr];
-                for (uint i = 0; i < MRM; i++)
+                UNROLL for (uint i = 0; i < MRM; i++)
                     a[i] = va[i];
 #else
-                for (uint i = 0; i < MRM; i++)
+                UNROLL for (uint i = 0; i < MRM; i++)
                     a[i] = SA1(kk, ROW(i));
 #endif
                 const vec4 b = SB1V(kk, tcl);
-                for (uint i = 0; i < MRM; i++)
-                    for (uint j = 0; j < 4u; j++)
+                UNROLL for (uint i = 0; i < MRM; i++)
+                    UNROLL for (uint j = 0; j < 4u; j++)
                         aX[i][j] = fma(a[i], b[j], aX[i][j]);
             }
             barrier();
             if (PF == 0u && more) {
-                fetch_b_rows(q, g, t0, n0 + KT);
-                fetch_lam_cols(sbase, h, q, n0 + KT, p0);
+                fetch_b_rows_s(q, g, t0, n0 + KS);
+                fetch_lam_cols_s(sbase, h, q, n0 + KS, p0);
             }
         }
-        for (uint i = 0; i < MRM; i++)
-            for (uint j = 0; j < 4u; j++)
+        UNROLL for (uint i = 0; i < MRM; i++)
+            UNROLL for (uint j = 0; j < 4u; j++)
                 aX[i][j] *= seR[ROW(i)];
-        fetch_g_cols(q, h, t0, p0);
-        for (uint k0 = 0; k0 < Q; k0 += KT) {
-            put_b(false);
+        fetch_g_cols_s(q, h, t0, p0);
+        for (uint k0 = 0; k0 < Q; k0 += KS) {
+            put_b_s();
             barrier();
-            const bool more = k0 + KT < Q;
+            const bool more = k0 + KS < Q;
             if (PF != 0u && more)
-                fetch_g_cols(q, h, t0 + k0 + KT, p0);
-            for (uint kk = 0; kk < KT; kk++) {
-                float m[MRM];
+                fetch_g_cols_s(q, h, t0 + k0 + KS, p0);
+            // TRI: rows u need t >= u.
+            if (!TRI || k0 + KS > ROW(0))
+                UNROLL for (uint kk = 0; kk < KS; kk++) {
+                    float m[MRM];
 #if defined(SSD_V4)
-                const vec4 vm = smk4[(k0 + kk) * (QP / 4u) + tr];
-                for (uint i = 0; i < MRM; i++)
-                    m[i] = vm[i];
+                    const vec4 vm = smk4[(k0 + kk) * (QS / 4u) + tr];
+                    UNROLL for (uint i = 0; i < MRM; i++)
+                        m[i] = vm[i];
 #else
-                for (uint i = 0; i < MRM; i++)
-                    m[i] = SMK((k0 + kk) * QP + ROW(i));
+                    UNROLL for (uint i = 0; i < MRM; i++)
+                        m[i] = SMK((k0 + kk) * QS + ROW(i));
 #endif
-                const vec4 b = SB1V(kk, tcl);
-                for (uint i = 0; i < MRM; i++)
-                    for (uint j = 0; j < 4u; j++)
-                        aX[i][j] = fma(m[i], b[j], aX[i][j]);
-            }
+                    const vec4 b = SB1V(kk, tcl);
+                    UNROLL for (uint i = 0; i < MRM; i++)
+                        UNROLL for (uint j = 0; j < 4u; j++)
+                            aX[i][j] = fma(m[i], b[j], aX[i][j]);
+                }
             barrier();
             if (PF == 0u && more)
-                fetch_g_cols(q, h, t0 + k0 + KT, p0);
+                fetch_g_cols_s(q, h, t0 + k0 + KS, p0);
         }
-        for (uint i = 0; i < MRM; i++) {
+        UNROLL for (uint i = 0; i < MRM; i++) {
             const uint u = ROW(i), t = t0 + u;
             if (t >= p.nt)
                 continue;
-            for (uint j = 0; j < 4u; j++) {
+            UNROLL for (uint j = 0; j < 4u; j++) {
                 const uint pp = p0 + tcl * 4u + j;
                 if (pp < p.hd) {
                     dxp[i] = fma(ld_x(pp, h, t, q), aX[i][j], dxp[i]);
@@ -779,21 +1235,32 @@ void main() {
     // Row partials over the column invocations, in a fixed order: yi in
     // sms, zz in smk, sum_p x d_XD in the staging area and the <lam, s_in>
     // partials after it (the host keeps TCW * Q + WG within the staging).
-    for (uint i = 0; i < MRM; i++) {
+#if defined(SSD_P2W)
+    UNROLL for (uint i = 0; i < 8u; i++) {
+        const uint t = (i / 4u) * 32u + r2 * 4u + i % 4u;
+        SMS(c2 * Q + t) = yi[i];
+        SMK(c2 * Q + t) = zz[i];
+    }
+    UNROLL for (uint i = 0; i < MRM; i++)
+        STG(tcl * Q + ROW(i)) = dxp[i];
+#else
+    UNROLL for (uint i = 0; i < MRM; i++) {
         const uint t = ROW(i);
         SMS(tcl * Q + t) = yi[i];
         SMK(tcl * Q + t) = zz[i];
         STG(tcl * Q + t) = dxp[i];
     }
+#endif
     STG(TCW * Q + tid) = dotp;
     barrier();
     for (uint v = tid; v < Q; v += WG) {
         float a = 0.0, b = 0.0, x = 0.0;
-        for (uint k = 0; k < TCW; k++) {
+        for (uint k = 0; k < NYZ; k++) {
             a += SMS(k * Q + v);
             b += SMK(k * Q + v);
-            x += STG(k * Q + v);
         }
+        for (uint k = 0; k < TCW; k++)
+            x += STG(k * Q + v);
         syi[v] = a;
         sz[v] = b;
         sdx[v] = x;

@@ -16,7 +16,15 @@
 #define VKG_OPS_SSM_SCAN_SSD_GLSL
 
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : enable
 #include "grid.glsl"
+
+// Loops over register arrays (accumulator tiles, fetched tiles) are marked
+// UNROLL: an array indexed by a loop variable stays in registers only when
+// the driver unrolls the loop fully; otherwise it lives in local memory
+// (H200: SSD_MAIN without the marks took 8.78 instead of 3.04 ms at 64
+// heads x 4096 tokens).
+#define UNROLL [[unroll]]
 
 layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
 layout(constant_id = 1) const uint Q = 64; // tokens per chunk, a multiple of 16
