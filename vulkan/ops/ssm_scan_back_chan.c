@@ -17,9 +17,14 @@
  * needs a fixed subgroup size with shuffles. Replayed states: each
  * sub-chunk's start is exp(A S) s_entry + E from CHAN_SUM's (SCK; without
  * it a checkpoint per sub-chunk replayed into shared memory first), the KS
- * states and decays of the sub-chunk being walked in registers (memory
- * bounded by the chunk). A sequence of one chunk runs CHAN_BACK and
- * CHAN_REDUCE only. No atomics: deterministic.
+ * states and decays of the sub-chunk being walked in registers. Memory:
+ * the replayed states are bounded by the sub-chunk, but with SCK the kept
+ * sub-chunk partials (E and S every KS tokens: n_tok / KS x d_inner x
+ * (d_state + 1) floats per sequence, 50 MB at 1536 x 4096) grow with the
+ * sequence like the chunk summaries do, about 3x the scratch of SCK=0
+ * (checkpoints in shared memory, bounded by the chunk; 0.59 ms there). A
+ * sequence of one chunk runs CHAN_BACK and CHAN_REDUCE only. No atomics:
+ * deterministic.
  *
  * Builds: the register arrays are sized by DSL / NL / KS. Sized by
  * specialization constants they did not stay in registers on the H200
