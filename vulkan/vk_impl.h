@@ -181,6 +181,10 @@ enum vkg_status vkg_vk_dispatch(struct vkg_vk_encoder *enc, const struct vkg_vk_
                                 const void *push, uint32_t gx, uint32_t gy, uint32_t gz);
 /* Element (4-byte) offset of t inside the range bound for it. */
 uint32_t vkg_vk_elem_offset(const struct vkg_vk_encoder *enc, const struct vkg_tensor *t);
+/* A byte stride (nb[i]) in 4-byte elements, as the shaders index. */
+static inline uint32_t vkg_vk_elem_stride(size_t nb) {
+    return (uint32_t)(nb / sizeof(float));
+}
 /* Compute->compute memory barrier (also orders the encoder's fills). The
  * backend puts one between nodes. */
 void vkg_vk_barrier(struct vkg_vk_encoder *enc);

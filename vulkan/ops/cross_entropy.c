@@ -92,10 +92,6 @@ static bool xent_supports(const struct vkg_vk_device *dev, const struct vkg_tens
     return true;
 }
 
-static uint32_t es(size_t nb) {
-    return (uint32_t)(nb / sizeof(float));
-}
-
 static void fill_push(struct vkg_xent_push *p, const struct vkg_tensor *x,
                       const struct vkg_tensor *l) {
     p->nc = (uint32_t)x->ne[0];
@@ -103,8 +99,8 @@ static void fill_push(struct vkg_xent_push *p, const struct vkg_tensor *x,
     p->ne2 = (uint32_t)x->ne[2];
     p->nr = (uint32_t)(x->ne[1] * x->ne[2] * x->ne[3]);
     for (int i = 0; i < 4; i++) {
-        p->sx[i] = es(x->nb[i]);
-        p->sl[i] = es(l->nb[i]);
+        p->sx[i] = vkg_vk_elem_stride(x->nb[i]);
+        p->sl[i] = vkg_vk_elem_stride(l->nb[i]);
     }
     p->inv_nr = (float)(1.0 / (double)p->nr);
 }

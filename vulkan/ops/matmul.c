@@ -231,10 +231,6 @@ static bool shape_fits(const struct vkg_vk_device *dev, const struct gemm_shape 
            dev->props.limits.maxComputeWorkGroupSize[0] >= g->wg;
 }
 
-static uint32_t es(size_t nb) {
-    return (uint32_t)(nb / sizeof(float));
-}
-
 static bool matmul_supports(const struct vkg_vk_device *dev, const struct vkg_tensor *node,
                             char *reason, size_t n) {
     const struct vkg_vulkan_device_info *info = vkg_vk_device_info(dev);
@@ -390,17 +386,17 @@ static enum vkg_status matmul_encode(struct vkg_vk_encoder *enc, const struct vk
     p.r3 = (uint32_t)(b->ne[3] / a->ne[3]);
     if (is_mm) {
         p.K = (uint32_t)a->ne[0];
-        p.sa_i = es(a->nb[1]), p.sa_k = es(a->nb[0]);
-        p.sb_j = es(b->nb[1]), p.sb_k = es(b->nb[0]);
+        p.sa_i = vkg_vk_elem_stride(a->nb[1]), p.sa_k = vkg_vk_elem_stride(a->nb[0]);
+        p.sb_j = vkg_vk_elem_stride(b->nb[1]), p.sb_k = vkg_vk_elem_stride(b->nb[0]);
     } else {
         p.K = (uint32_t)a->ne[1];
-        p.sa_i = es(a->nb[0]), p.sa_k = es(a->nb[1]);
-        p.sb_j = es(b->nb[0]), p.sb_k = es(b->nb[1]);
+        p.sa_i = vkg_vk_elem_stride(a->nb[0]), p.sa_k = vkg_vk_elem_stride(a->nb[1]);
+        p.sb_j = vkg_vk_elem_stride(b->nb[0]), p.sb_k = vkg_vk_elem_stride(b->nb[1]);
     }
-    p.sa_2 = es(a->nb[2]), p.sa_3 = es(a->nb[3]);
-    p.sb_2 = es(b->nb[2]), p.sb_3 = es(b->nb[3]);
-    p.sd_i = es(node->nb[0]), p.sd_j = es(node->nb[1]);
-    p.sd_2 = es(node->nb[2]), p.sd_3 = es(node->nb[3]);
+    p.sa_2 = vkg_vk_elem_stride(a->nb[2]), p.sa_3 = vkg_vk_elem_stride(a->nb[3]);
+    p.sb_2 = vkg_vk_elem_stride(b->nb[2]), p.sb_3 = vkg_vk_elem_stride(b->nb[3]);
+    p.sd_i = vkg_vk_elem_stride(node->nb[0]), p.sd_j = vkg_vk_elem_stride(node->nb[1]);
+    p.sd_2 = vkg_vk_elem_stride(node->nb[2]), p.sd_3 = vkg_vk_elem_stride(node->nb[3]);
     p.off_a = vkg_vk_elem_offset(enc, a);
     p.off_b = vkg_vk_elem_offset(enc, b);
     p.off_d = vkg_vk_elem_offset(enc, node);

@@ -347,10 +347,6 @@ static bool conv_supports(const struct vkg_vk_device *dev, const struct vkg_tens
     return true;
 }
 
-static uint32_t es(size_t nb) {
-    return (uint32_t)(nb / sizeof(float));
-}
-
 static enum vkg_status conv_encode(struct vkg_vk_encoder *enc, const struct vkg_tensor *node) {
     const struct vkg_tensor *sx = node->src[0], *c = node->src[1];
     struct vkg_conv_push p = {0};
@@ -361,8 +357,9 @@ static enum vkg_status conv_encode(struct vkg_vk_encoder *enc, const struct vkg_
     p.di = (uint32_t)sx->ne[1];
     p.ns = (uint32_t)sx->ne[2];
     p.nt = (uint32_t)(sx->ne[0] - c->ne[0] + 1);
-    p.sx0 = es(sx->nb[0]), p.sx1 = es(sx->nb[1]), p.sx2 = es(sx->nb[2]);
-    p.c0 = es(c->nb[0]), p.c1 = es(c->nb[1]);
+    p.sx0 = vkg_vk_elem_stride(sx->nb[0]), p.sx1 = vkg_vk_elem_stride(sx->nb[1]);
+    p.sx2 = vkg_vk_elem_stride(sx->nb[2]);
+    p.c0 = vkg_vk_elem_stride(c->nb[0]), p.c1 = vkg_vk_elem_stride(c->nb[1]);
     p.off_sx = vkg_vk_elem_offset(enc, sx);
     p.off_c = vkg_vk_elem_offset(enc, c);
     p.off_d = vkg_vk_elem_offset(enc, node);
@@ -374,7 +371,8 @@ static enum vkg_status conv_encode(struct vkg_vk_encoder *enc, const struct vkg_
     }
 
     const struct vkg_tensor *g = node->src[2];
-    p.g0 = es(g->nb[0]), p.g1 = es(g->nb[1]), p.g2 = es(g->nb[2]);
+    p.g0 = vkg_vk_elem_stride(g->nb[0]), p.g1 = vkg_vk_elem_stride(g->nb[1]);
+    p.g2 = vkg_vk_elem_stride(g->nb[2]);
     p.off_g = vkg_vk_elem_offset(enc, g);
     const uint32_t L = p.nt + p.dc - 1;
     const struct vkg_vk_device *dev = vkg_vk_encoder_device(enc);

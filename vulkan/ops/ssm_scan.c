@@ -503,10 +503,6 @@ static bool scan_supports(const struct vkg_vk_device *dev, const struct vkg_tens
     return false;
 }
 
-static uint32_t es(size_t nb) {
-    return (uint32_t)(nb / sizeof(float));
-}
-
 /* Read the ids (host-visible or by a copy) and check them against n_slots. */
 static enum vkg_status scan_check_ids(const struct vkg_tensor *ids, int64_t n_slots) {
     const int64_t nq = ids->ne[0];
@@ -585,12 +581,16 @@ static enum vkg_status scan_encode(struct vkg_vk_encoder *enc, const struct vkg_
     p.off_C = vkg_vk_elem_offset(enc, C);
     p.off_ids = vkg_vk_elem_offset(enc, ids);
     p.off_d = vkg_vk_elem_offset(enc, node);
-    p.s_p = es(s->nb[1]), p.s_h = es(s->nb[2]), p.s_slot = es(s->nb[3]);
-    p.x_h = es(x->nb[1]), p.x_t = es(x->nb[2]), p.x_q = es(x->nb[3]);
-    p.dt_t = es(dt->nb[1]), p.dt_q = es(dt->nb[2]);
-    p.A_h = es(A->nb[1]);
-    p.B_g = es(B->nb[1]), p.B_t = es(B->nb[2]), p.B_q = es(B->nb[3]);
-    p.C_g = es(C->nb[1]), p.C_t = es(C->nb[2]), p.C_q = es(C->nb[3]);
+    p.s_p = vkg_vk_elem_stride(s->nb[1]), p.s_h = vkg_vk_elem_stride(s->nb[2]);
+    p.s_slot = vkg_vk_elem_stride(s->nb[3]);
+    p.x_h = vkg_vk_elem_stride(x->nb[1]), p.x_t = vkg_vk_elem_stride(x->nb[2]);
+    p.x_q = vkg_vk_elem_stride(x->nb[3]);
+    p.dt_t = vkg_vk_elem_stride(dt->nb[1]), p.dt_q = vkg_vk_elem_stride(dt->nb[2]);
+    p.A_h = vkg_vk_elem_stride(A->nb[1]);
+    p.B_g = vkg_vk_elem_stride(B->nb[1]), p.B_t = vkg_vk_elem_stride(B->nb[2]);
+    p.B_q = vkg_vk_elem_stride(B->nb[3]);
+    p.C_g = vkg_vk_elem_stride(C->nb[1]), p.C_t = vkg_vk_elem_stride(C->nb[2]);
+    p.C_q = vkg_vk_elem_stride(C->nb[3]);
     uint32_t gx, gy;
     vkg_vk_grid(enc, pl.n_wg, &gx, &gy);
 

@@ -171,10 +171,6 @@ static uint32_t chan_pow2_floor(uint32_t v) {
     return r;
 }
 
-static uint32_t chan_es(size_t nb) {
-    return (uint32_t)(nb / sizeof(float));
-}
-
 /* How a node is laid out on the device. */
 struct chan_plan {
     uint32_t sg, nl, dsl, vp, ct, ks, wg, rwg, sh_sum, sh_back;
@@ -382,12 +378,13 @@ bool vkg_vk_scan_back_chan(struct vkg_vk_encoder *enc, const struct vkg_tensor *
     p.off_d = vkg_vk_elem_offset(enc, node);
     p.off_st = vkg_vk_elem_offset(enc, sst);
     p.off_pt = vkg_vk_elem_offset(enc, spt);
-    p.s_h = chan_es(s->nb[2]), p.s_slot = chan_es(s->nb[3]);
-    p.x_h = chan_es(x->nb[1]), p.x_t = chan_es(x->nb[2]), p.x_q = chan_es(x->nb[3]);
-    p.dt_t = chan_es(dt->nb[1]), p.dt_q = chan_es(dt->nb[2]);
-    p.A_h = chan_es(A->nb[1]);
-    p.B_t = chan_es(B->nb[2]), p.B_q = chan_es(B->nb[3]);
-    p.C_t = chan_es(C->nb[2]), p.C_q = chan_es(C->nb[3]);
+    p.s_h = vkg_vk_elem_stride(s->nb[2]), p.s_slot = vkg_vk_elem_stride(s->nb[3]);
+    p.x_h = vkg_vk_elem_stride(x->nb[1]), p.x_t = vkg_vk_elem_stride(x->nb[2]);
+    p.x_q = vkg_vk_elem_stride(x->nb[3]);
+    p.dt_t = vkg_vk_elem_stride(dt->nb[1]), p.dt_q = vkg_vk_elem_stride(dt->nb[2]);
+    p.A_h = vkg_vk_elem_stride(A->nb[1]);
+    p.B_t = vkg_vk_elem_stride(B->nb[2]), p.B_q = vkg_vk_elem_stride(B->nb[3]);
+    p.C_t = vkg_vk_elem_stride(C->nb[2]), p.C_q = vkg_vk_elem_stride(C->nb[3]);
 
     const struct vkg_tensor *t[11] = {s, x, dt, A, B, C, ids, g, node, sst, spt};
     const uint32_t spec_sum[8] = {cp.swg, cp.sh_sum, cp.sg, cp.ct, p.ds / cp.snl, cp.snl, cp.ks, 2};

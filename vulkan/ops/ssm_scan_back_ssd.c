@@ -160,10 +160,6 @@ static bool ssd_main_fits(const struct vkg_vk_device *dev, uint64_t q, struct ss
            ssd_main_shared(q, gr) * sizeof(float) <= info->max_shared_memory;
 }
 
-static uint32_t es(size_t nb) {
-    return (uint32_t)(nb / sizeof(float));
-}
-
 bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *node,
                           const struct vkg_scan_dims *d, enum vkg_status *st) {
     if (d->mamba1 || vkg_vk_tune_int("VKG_TUNE_SCAN_SSD", 1) == 0) return false;
@@ -259,12 +255,16 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
     p.off_ids = vkg_vk_elem_offset(enc, ids);
     p.off_g = vkg_vk_elem_offset(enc, g);
     p.off_d = vkg_vk_elem_offset(enc, node);
-    p.s_p = es(s->nb[1]), p.s_h = es(s->nb[2]), p.s_slot = es(s->nb[3]);
-    p.x_h = es(x->nb[1]), p.x_t = es(x->nb[2]), p.x_q = es(x->nb[3]);
-    p.dt_t = es(dt->nb[1]), p.dt_q = es(dt->nb[2]);
-    p.A_h = es(A->nb[1]);
-    p.B_g = es(B->nb[1]), p.B_t = es(B->nb[2]), p.B_q = es(B->nb[3]);
-    p.C_g = es(C->nb[1]), p.C_t = es(C->nb[2]), p.C_q = es(C->nb[3]);
+    p.s_p = vkg_vk_elem_stride(s->nb[1]), p.s_h = vkg_vk_elem_stride(s->nb[2]);
+    p.s_slot = vkg_vk_elem_stride(s->nb[3]);
+    p.x_h = vkg_vk_elem_stride(x->nb[1]), p.x_t = vkg_vk_elem_stride(x->nb[2]);
+    p.x_q = vkg_vk_elem_stride(x->nb[3]);
+    p.dt_t = vkg_vk_elem_stride(dt->nb[1]), p.dt_q = vkg_vk_elem_stride(dt->nb[2]);
+    p.A_h = vkg_vk_elem_stride(A->nb[1]);
+    p.B_g = vkg_vk_elem_stride(B->nb[1]), p.B_t = vkg_vk_elem_stride(B->nb[2]);
+    p.B_q = vkg_vk_elem_stride(B->nb[3]);
+    p.C_g = vkg_vk_elem_stride(C->nb[1]), p.C_t = vkg_vk_elem_stride(C->nb[2]);
+    p.C_q = vkg_vk_elem_stride(C->nb[3]);
 
     const struct vkg_tensor *t[11] = {s, x, dt, A, B, C, ids, g, node, sr, bc};
     const uint32_t spec[2] = {SSD_WG, (uint32_t)q};
