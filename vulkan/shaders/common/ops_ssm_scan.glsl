@@ -51,13 +51,7 @@ layout(push_constant) uniform Push {
 } p;
 #endif
 
-layout(std430, set = 0, binding = 0) readonly buffer BufS { float s_data[]; };
-layout(std430, set = 0, binding = 1) readonly buffer BufX { float x_data[]; };
-layout(std430, set = 0, binding = 2) readonly buffer BufDt { float dt_data[]; };
-layout(std430, set = 0, binding = 3) readonly buffer BufA { float A_data[]; };
-layout(std430, set = 0, binding = 4) readonly buffer BufB { float B_data[]; };
-layout(std430, set = 0, binding = 5) readonly buffer BufC { float C_data[]; };
-layout(std430, set = 0, binding = 6) readonly buffer BufIds { int ids_data[]; };
+#include "scan_inputs.glsl"
 
 #include "softplus.glsl"
 

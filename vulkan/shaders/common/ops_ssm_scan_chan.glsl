@@ -60,13 +60,7 @@ layout(push_constant) uniform Push {
     uint ks;                                     // tokens per sub-chunk (CHAN_F_SCK)
 } p;
 
-layout(std430, set = 0, binding = 0) readonly buffer BufS { float s_data[]; };
-layout(std430, set = 0, binding = 1) readonly buffer BufX { float x_data[]; };
-layout(std430, set = 0, binding = 2) readonly buffer BufDt { float dt_data[]; };
-layout(std430, set = 0, binding = 3) readonly buffer BufA { float A_data[]; };
-layout(std430, set = 0, binding = 4) readonly buffer BufB { float B_data[]; };
-layout(std430, set = 0, binding = 5) readonly buffer BufC { float C_data[]; };
-layout(std430, set = 0, binding = 6) readonly buffer BufIds { int ids_data[]; };
+#include "scan_inputs.glsl"
 layout(std430, set = 0, binding = 7) readonly buffer BufG { float g_data[]; };
 layout(std430, set = 0, binding = 8) writeonly buffer BufD { float d_data[]; };
 layout(std430, set = 0, binding = 9) buffer BufSt { float st_data[]; };
