@@ -38,7 +38,7 @@ static void fill_identity(struct conf_job *j, const struct conf_options *o) {
     snprintf(r->api_version, sizeof r->api_version, "%s", j->t->api_version);
     snprintf(r->vkgrad_version, sizeof r->vkgrad_version, "%s", vkg_version());
     r->seed = o->seed;
-    r->gpu_time_us = r->gpu_time_max_us = -1;
+    r->gpu_time_us = r->gpu_time_max_us = r->gpu_time_first_us = -1;
     r->device_is_cpu = j->t->have_info && j->t->info.is_cpu;
     r->deterministic = true;
 }
