@@ -104,6 +104,14 @@ static bool parse_pos(const char *s, double *v) {
     return true;
 }
 
+/* Failures no expectation covers and no rerun passed: exit status 1. */
+static int count_unexpected(const struct conf_result *rs, int n) {
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        k += !conf_status_ok(rs[i].status) && !rs[i].flaky && !rs[i].expectation[0];
+    return k;
+}
+
 static bool push_case(struct conf_case **v, int *n, int *cap, const struct conf_case *c) {
     if (*n == *cap) {
         *cap = *cap ? *cap * 2 : 64;
@@ -461,7 +469,6 @@ int vkg_cmd_conform(int argc, char **argv) {
     }
 
     /* expectations, then reruns of the unexpected failures */
-    int unexpected = 0;
     for (int k = 0; k < n_jobs; k++) {
         struct conf_result *r = &results[k];
         if (conf_status_ok(r->status)) continue;
@@ -479,14 +486,13 @@ int vkg_cmd_conform(int argc, char **argv) {
             r->reruns[r->n_reruns++] = again.status;
             if (conf_status_ok(again.status)) r->flaky = true;
         }
-        if (!r->flaky) unexpected++;
         if (!quiet && o.reruns)
             fprintf(stderr, "  rerun %s on %s: %s\n", r->case_name, r->backend,
                     r->flaky ? "passed: a flake" : "failed again: a real failure");
     }
 
     if (base && retime_rounds > 0) {
-        int before = unexpected;
+        int before = count_unexpected(results, n_jobs);
         int nr = conf_retime_suspects(jobs, n_jobs, base, n_base, &co, retime_rounds, &o,
                                       quiet ? NULL : stderr);
         if (nr < 0) {
@@ -495,19 +501,14 @@ int vkg_cmd_conform(int argc, char **argv) {
             rc = 2;
             goto out;
         }
-        /* a re-time run that failed made its case fail */
-        unexpected = 0;
-        for (int k = 0; k < n_jobs; k++)
-            if (!conf_status_ok(results[k].status) && !results[k].flaky &&
-                !results[k].expectation[0])
-                unexpected++;
         if (!quiet && nr > 0)
             fprintf(stderr, "re-timed %d case%s%s\n", nr, nr == 1 ? "" : "s",
-                    unexpected > before ? "; a re-time run failed" : "");
+                    count_unexpected(results, n_jobs) > before ? "; a re-time run failed" : "");
     }
 
     if (!quiet) conf_report_console_table(stdout, results, n_jobs);
-    rc = unexpected ? 1 : 0;
+    /* a re-time run that failed made its case fail */
+    rc = count_unexpected(results, n_jobs) ? 1 : 0;
     if (json && !conf_report_json(json, results, n_jobs, msg, sizeof msg)) {
         fprintf(stderr, "vkgrad conform: --json: %s\n", msg);
         rc = 2;

@@ -32,19 +32,21 @@ int conf_retime_suspects(struct conf_job *jobs, int n, const struct conf_result 
     struct conf_job *batch = calloc((size_t)(n ? n : 1), sizeof *batch);
     struct conf_result *again = calloc((size_t)(n ? n : 1), sizeof *again);
     int *of = calloc((size_t)(n ? n : 1), sizeof *of);
-    bool *touched = calloc((size_t)(n ? n : 1), sizeof *touched);
+    const struct conf_result **bof = calloc((size_t)(n ? n : 1), sizeof *bof);
     int retimed = 0;
-    if (!batch || !again || !of || !touched) {
+    if (!batch || !again || !of || !bof) {
         retimed = -1;
         goto out;
     }
+    for (int k = 0; k < n; k++)
+        bof[k] = baseline_of(base, nb, jobs[k].r);
     struct conf_options ro = *o;
     ro.dump_dir = NULL;
     ro.retiming = true;
     for (int round = 1; round <= rounds; round++) {
         int m = 0;
         for (int k = 0; k < n; k++)
-            if (suspect(baseline_of(base, nb, jobs[k].r), jobs[k].r, co)) {
+            if (suspect(bof[k], jobs[k].r, co)) {
                 batch[m] = (struct conf_job){jobs[k].c, jobs[k].t, &again[m]};
                 of[m++] = k;
             }
@@ -60,8 +62,7 @@ int conf_retime_suspects(struct conf_job *jobs, int n, const struct conf_result 
         for (int i = 0; i < m; i++) {
             struct conf_result *r = jobs[of[i]].r;
             const struct conf_result *a = &again[i];
-            if (!touched[of[i]]) {
-                touched[of[i]] = true;
+            if (r->gpu_time_first_us < 0) { /* its first re-time run */
                 r->gpu_time_first_us = r->gpu_time_us;
                 retimed++;
             }
@@ -76,7 +77,7 @@ int conf_retime_suspects(struct conf_job *jobs, int n, const struct conf_result 
                 r->gpu_time_max_us = a->gpu_time_max_us;
             }
             if (log) {
-                const struct conf_result *b = baseline_of(base, nb, r);
+                const struct conf_result *b = bof[of[i]];
                 fprintf(log, "  %s on %s: %.1f us (first run %.1f us, baseline %.1f us)%s\n",
                         r->case_name, r->backend, a->gpu_time_us, r->gpu_time_first_us,
                         b->gpu_time_us, suspect(b, r, co) ? "" : ": no longer slow");
@@ -87,6 +88,6 @@ out:
     free(batch);
     free(again);
     free(of);
-    free(touched);
+    free(bof);
     return retimed;
 }

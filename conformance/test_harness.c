@@ -130,12 +130,17 @@ static void opts_for_test(struct conf_options *o, bool isolate) {
  * whose text contains every string of want (NULL-terminated). */
 static double time_min_us = -1; /* < 0: compare's default */
 
+/* compare's defaults, judging times on lavapipe too (CI's only device). */
+static void compare_options_for_test(struct conf_compare_options *co, double min_us) {
+    conf_compare_options_default(co);
+    if (min_us >= 0) co->time_min_us = min_us;
+    co->time_on_cpu_devices = true;
+}
+
 static void expect_transition(const struct run *base, const struct run *run,
                               enum conf_transition_kind k, int ci, const char *const *want) {
     struct conf_compare_options co;
-    conf_compare_options_default(&co);
-    if (time_min_us >= 0) co.time_min_us = time_min_us;
-    co.time_on_cpu_devices = true; /* lavapipe in CI */
+    compare_options_for_test(&co, time_min_us);
     struct conf_transition *ts = NULL;
     int nt = 0;
     char msg[256];
@@ -554,9 +559,7 @@ static int retime(struct run *r, const struct conf_options *o, int rounds) {
     for (int i = 0; i < N_SMALL; i++)
         jobs[i] = (struct conf_job){&r->cases[i], &vk_target, &r->results[i]};
     struct conf_compare_options co;
-    conf_compare_options_default(&co);
-    co.time_min_us = 0;
-    co.time_on_cpu_devices = true;
+    compare_options_for_test(&co, 0);
     return conf_retime_suspects(jobs, N_SMALL, vk_base.results, N_SMALL, &co, rounds, o, NULL);
 }
 
@@ -570,8 +573,8 @@ static void fault__slow_first_run_is_retimed_away(void **state) {
     struct run r;
     run_cases(&vk_target, &o, &r);
     const double first = r.results[2].gpu_time_us;
-    /* lavapipe shares two loaded cores: up to 8 rounds until it reads normal */
-    /* >= 1: with no time floor lavapipe's noise can make another case a suspect */
+    /* up to 8 rounds: lavapipe shares two loaded cores until it reads normal;
+     * >= 1: with no time floor its noise can make another case a suspect */
     assert_true(retime(&r, &o, CONF_MAX_RETIMES) >= 1);
     const struct conf_result *c = &r.results[2];
     assert_int_equal(c->status, CONF_PASS);
@@ -579,9 +582,7 @@ static void fault__slow_first_run_is_retimed_away(void **state) {
     assert_true(c->gpu_time_first_us == first);
     assert_true(c->gpu_time_us < first / 4);
     struct conf_compare_options co;
-    conf_compare_options_default(&co);
-    co.time_min_us = 0;
-    co.time_on_cpu_devices = true;
+    compare_options_for_test(&co, 0);
     assert_false(conf_time_regressed(&vk_base.results[2], c, &co));
 }
 
