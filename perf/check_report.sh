@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # perf/check_report.sh DIR — check that a report directory is complete: each
 # chart as SVG and PNG, index.html and the raw results, all non-empty, and
-# that the PNGs are PNGs and the SVGs SVGs. Exit 1 naming the first problem.
+# that the PNGs are PNGs and the SVGs SVGs. pipelines.csv (the driver's
+# pipeline statistics) is checked where present: its header and at least one
+# row, which may be the one saying the driver offers none; reports made
+# before it existed pass without it. Exit 1 naming the first problem.
 set -uo pipefail
 if [ $# -ne 1 ]; then
   echo "usage: perf/check_report.sh DIR" >&2
@@ -24,6 +27,15 @@ for f in placement.svg placement.png tolerance.svg tolerance.png speedup.svg spe
     perf.csv) [ "$(wc -l < "$dir/$f")" -ge 2 ] || { echo "check_report: $dir/$f has no rows" >&2; status=1; } ;;
   esac
 done
+if [ -e "$dir/pipelines.csv" ]; then
+  if [ "$(head -n 1 "$dir/pipelines.csv")" != "device,kernel,spec,executable,statistic,value" ]; then
+    echo "check_report: $dir/pipelines.csv does not start with the pipeline-statistics header" >&2
+    status=1
+  elif [ "$(wc -l < "$dir/pipelines.csv")" -lt 2 ]; then
+    echo "check_report: $dir/pipelines.csv has no rows" >&2
+    status=1
+  fi
+fi
 for chart in placement tolerance speedup roofline; do
   grep -q "$chart.png" "$dir/index.html" 2>/dev/null ||
     { echo "check_report: $dir/index.html does not show $chart.png" >&2; status=1; }

@@ -10,7 +10,11 @@
  * CPU cap: the CPU backend is timed only while the shape's FLOPs stay under
  * --cpu-cap-gflop (default 16) and its bytes under 2 GiB; larger rows say
  * "cpu skipped (cap)". Those are the 4096³ products and the 4096-token scans,
- * minutes each on a few cores. The sgemm anchor runs up to 300 GFLOP. */
+ * minutes each on a few cores. The sgemm anchor runs up to 300 GFLOP.
+ *
+ * --pipeline-stats FILE: statistics capture is switched on for each Vulkan
+ * backend as soon as it exists, before its first pipeline, and after the
+ * device's sweep every pipeline it compiled goes to FILE (pipeline_csv.h). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +23,7 @@
 
 #include "../conformance/commands.h"
 #include "bench.h"
+#include "pipeline_csv.h"
 #include "probe.h"
 
 #define MAX_DEVICES       16
@@ -96,7 +101,8 @@ struct perf_opts {
     double cpu_cap_gflop;
     bool no_cpu, no_refused, list_devices;
     const char *csv;
-    const char *shape; /* substring of the shape string, or NULL for every shape */
+    const char *pipeline_stats; /* --pipeline-stats FILE, or NULL */
+    const char *shape;          /* substring of the shape string, or NULL for every shape */
     bool ops[VKG_PERF_N_OPS];
 };
 
@@ -108,7 +114,7 @@ static void usage(FILE *f) {
         f,
         "usage: vkgrad perf [--device N|all] [--quick] [--ops LIST] [--reps N] [--csv FILE]\n"
         "                   [--shape TEXT] [--cpu-threads N] [--cpu-cap-gflop X] [--no-cpu]\n"
-        "                   [--no-refused]\n"
+        "                   [--no-refused] [--pipeline-stats FILE]\n"
         "       vkgrad perf --list-devices\n"
         "\n"
         "Benchmarks the backward ops per shape, from the demo's sizes up to GPU-saturating\n"
@@ -128,6 +134,13 @@ static void usage(FILE *f) {
         "                       (default 16; bytes capped at 2 GiB); larger: 'cpu skipped (cap)'\n"
         "  --no-cpu             skip the CPU backend and sgemm columns\n"
         "  --no-refused         skip the per-op shape the device refuses\n"
+        "  --pipeline-stats FILE  the driver's statistics of every pipeline compiled on each\n"
+        "                       Vulkan device (registers, spills...; needs the driver's\n"
+        "                       VK_KHR_pipeline_executable_properties), as CSV:\n"
+        "                       " VKG_PERF_PIPELINE_CSV_COLUMNS "\n"
+        "                       (spec: specialization constants 0;1;...; a device without\n"
+        "                       statistics gets one row with statistic "
+        "'" VKG_PERF_PIPELINE_UNAVAILABLE "')\n"
         "  --list-devices       print 'index<TAB>slug<TAB>description' per Vulkan device\n"
         "\n"
         "CSV columns: " VKG_PERF_CSV_COLUMNS "\n"
@@ -193,6 +206,12 @@ static int parse_opts(int argc, char **argv, struct perf_opts *o) {
             }
         } else if (!strcmp(a, "--csv") && v) {
             o->csv = argv[++i];
+        } else if (!strcmp(a, "--pipeline-stats") && v) {
+            o->pipeline_stats = argv[++i];
+            if (!*v || *v == '-') {
+                fprintf(stderr, "vkgrad perf: --pipeline-stats wants a file name, got '%s'\n", v);
+                return 2;
+            }
         } else if (!strcmp(a, "--shape") && v) {
             o->shape = argv[++i];
         } else if (!strcmp(a, "--ops") && v) {
@@ -204,6 +223,11 @@ static int parse_opts(int argc, char **argv, struct perf_opts *o) {
         }
     }
     if (!o->reps) o->reps = o->quick ? 3 : 20;
+    if (o->pipeline_stats && o->csv && !strcmp(o->pipeline_stats, o->csv)) {
+        fprintf(stderr, "vkgrad perf: --pipeline-stats and --csv name the same file '%s'\n",
+                o->csv);
+        return 2;
+    }
     return -1;
 }
 
@@ -212,6 +236,7 @@ static int parse_opts(int argc, char **argv, struct perf_opts *o) {
 struct sweep {
     const struct perf_opts *o;
     struct vkg_csv csv;
+    struct vkg_csv stats; /* --pipeline-stats: .f is NULL without it */
     struct vkg_backend *cpu;
     int row, n_rows;
     /* A device's rows wait here for their CPU columns: those run after all
@@ -373,18 +398,29 @@ int vkg_cmd_perf(int argc, char **argv) {
         fprintf(stderr, "vkgrad perf: cannot write %s: %s\n", o.csv, strerror(errno));
         return 2;
     }
+    if (o.pipeline_stats && !(sw.stats.f = fopen(o.pipeline_stats, "w"))) {
+        fprintf(stderr, "vkgrad perf: --pipeline-stats: cannot write %s: %s\n", o.pipeline_stats,
+                strerror(errno));
+        if (o.csv) fclose(sw.csv.f);
+        return 2;
+    }
     sw.cpu = vkg_backend_cpu_init();
     if (!sw.cpu) {
         fprintf(stderr, "vkgrad perf: CPU backend: %s\n", vkg_last_error(NULL));
         if (o.csv) fclose(sw.csv.f);
+        if (sw.stats.f) fclose(sw.stats.f);
         return 1;
     }
     if (o.cpu_threads) vkg_backend_cpu_set_n_threads(sw.cpu, o.cpu_threads);
     vkg_perf_csv_header(&sw.csv);
+    if (sw.stats.f) vkg_perf_pipeline_csv_header(&sw.stats);
     int failures = 0;
 
     if (n_dev == 0) {
         fprintf(stderr, "vkgrad perf: no Vulkan device; timing the CPU backend only\n");
+        if (sw.stats.f)
+            vkg_perf_pipeline_csv_note(&sw.stats, vkg_backend_description(sw.cpu),
+                                       "no Vulkan device: no pipeline statistics");
         sw.n_rows = n_sel;
         for (int i = 0; i < n_shapes; i++)
             if (op_selected(&o, &shapes[i]))
@@ -399,8 +435,18 @@ int vkg_cmd_perf(int argc, char **argv) {
         struct vkg_backend *vk = vkg_backend_vulkan_init(devs[d]);
         if (!vk) {
             fprintf(stderr, "vkgrad perf: Vulkan%d: %s\n", devs[d], vkg_last_error(NULL));
+            if (sw.stats.f) vkg_perf_pipeline_csv_note(&sw.stats, desc, vkg_last_error(NULL));
             failures++;
             continue;
+        }
+        /* Before the first pipeline (the probes use a device of their own). */
+        bool capture = sw.stats.f && vkg_vulkan_pipeline_stats_capture(vk, true) == VKG_STATUS_OK;
+        if (sw.stats.f && !capture) {
+            fprintf(stderr,
+                    "vkgrad perf: %s (%s gets one '" VKG_PERF_PIPELINE_UNAVAILABLE
+                    "' row for it)\n",
+                    vkg_last_error(NULL), o.pipeline_stats);
+            vkg_perf_pipeline_csv_note(&sw.stats, desc, vkg_last_error(NULL));
         }
         struct vkg_perf_peaks peaks;
         fprintf(stderr, "%s: probing copy bandwidth and FMA throughput ...", slug);
@@ -427,13 +473,24 @@ int vkg_cmd_perf(int argc, char **argv) {
             if (pick[k].found && op_selected(&o, &pick[k].shape))
                 run_row(&sw, vk, desc, slug, have_peaks ? &peaks : NULL, &pick[k].shape,
                         "refused shape");
+        if (capture) {
+            int n = vkg_perf_pipeline_csv_backend(&sw.stats, desc, vk);
+            fprintf(stderr, "%s: %d pipeline statistics rows -> %s\n", slug, n, o.pipeline_stats);
+        }
         vkg_backend_free(vk);
         flush_pending(&sw);
     }
     vkg_backend_free(sw.cpu);
+    bool stats_ok = true;
+    if (sw.stats.f) {
+        stats_ok = !ferror(sw.stats.f);
+        if (fclose(sw.stats.f) != 0) stats_ok = false;
+    }
+    if (!stats_ok) fprintf(stderr, "vkgrad perf: writing %s failed\n", o.pipeline_stats);
     if (o.csv && fclose(sw.csv.f) != 0) {
         fprintf(stderr, "vkgrad perf: writing %s failed\n", o.csv);
         return 1;
     }
+    if (!stats_ok) return 1;
     return failures ? 1 : 0;
 }

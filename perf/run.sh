@@ -11,8 +11,8 @@
 #   (the demo runs with --profile: demo.txt ends with where each graph spends its time)
 #   --no-build    use an existing build; install nothing (a machine without
 #                 glslang, gnuplot or -dev packages)
-#   --no-plots    write the raw results only (perf.csv, conform.jsonl, *.txt);
-#                 finish elsewhere with perf/plot.sh reports/<slug>
+#   --no-plots    write the raw results only (perf.csv, pipelines.csv,
+#                 conform.jsonl, *.txt); finish elsewhere with perf/plot.sh reports/<slug>
 #   --build-dir   build directory (default: build-release, a release build;
 #                 the tests use build/ with --werror)
 #   --out         where the <slug> folders go (default: reports)
@@ -93,7 +93,8 @@ for line in "${devices[@]}"; do
   fi
 
   step "perf sweep on $slug"
-  "$vkgrad" perf "${dev_arg[@]}" "${perf_args[@]}" --csv "$dir/perf.csv" || status=1
+  "$vkgrad" perf "${dev_arg[@]}" "${perf_args[@]}" --csv "$dir/perf.csv" \
+    --pipeline-stats "$dir/pipelines.csv" || status=1
 
   if [ $plots -eq 1 ]; then
     step "charts for $slug"

@@ -5,7 +5,8 @@
  * for the process. Enumeration fills a vkg_vulkan_device_info per physical
  * device; vkg_vk_device_open then makes a VkDevice with one compute queue for
  * a backend, enabling VK_KHR_push_descriptor (descriptor sets off the hot
- * path) and shaderBufferFloat32AtomicAdd when present.
+ * path), shaderBufferFloat32AtomicAdd and VK_KHR_pipeline_executable_properties
+ * (the driver's per-pipeline statistics, pipeline_stats.c) when present.
  *
  * Driver versions are decoded per vendor: NVIDIA packs 10.8.8.6 bits, every
  * other driver we know uses the VK_VERSION_* layout.
@@ -349,7 +350,7 @@ enum vkg_status vkg_vk_device_open(int index, struct vkg_vk_device *d) {
 
     uint32_t n_ext;
     VkExtensionProperties *exts = device_exts(d->phys, &n_ext);
-    const char *enabled[4];
+    const char *enabled[8];
     uint32_t n_enabled = 0;
     if (has_ext(exts, n_ext, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME) &&
         !getenv("VKG_VK_NO_PUSH_DESCRIPTOR")) {
@@ -365,6 +366,25 @@ enum vkg_status vkg_vk_device_open(int index, struct vkg_vk_device *d) {
         af.shaderBufferFloat32AtomicAdd = VK_TRUE;
         f2.pNext = &af;
         d->float_atomic_add = true;
+    }
+    /* Pipeline statistics (pipeline_stats.c): enabling the feature costs
+     * nothing; pipelines pay only when created with capture on. */
+    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pe = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+    if (has_ext(exts, n_ext, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)) {
+        VkPhysicalDeviceFeatures2 q = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                       .pNext = &pe};
+        vkGetPhysicalDeviceFeatures2(d->phys, &q);
+        if (pe.pipelineExecutableInfo) {
+            enabled[n_enabled++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
+            pe = (VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR){
+                .sType =
+                    VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
+                .pNext = f2.pNext,
+                .pipelineExecutableInfo = VK_TRUE};
+            f2.pNext = &pe;
+            d->executable_properties = true;
+        }
     }
     const bool has_size_ctl = has_ext(exts, n_ext, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
     free(exts);
@@ -396,6 +416,16 @@ enum vkg_status vkg_vk_device_open(int index, struct vkg_vk_device *d) {
         d->cmd_push_descriptor_set =
             (PFN_vkCmdPushDescriptorSetKHR)vkGetDeviceProcAddr(d->dev, "vkCmdPushDescriptorSetKHR");
         if (!d->cmd_push_descriptor_set) d->push_descriptor = false;
+    }
+    if (d->executable_properties) {
+        d->get_executable_properties =
+            (PFN_vkGetPipelineExecutablePropertiesKHR)vkGetDeviceProcAddr(
+                d->dev, "vkGetPipelineExecutablePropertiesKHR");
+        d->get_executable_statistics =
+            (PFN_vkGetPipelineExecutableStatisticsKHR)vkGetDeviceProcAddr(
+                d->dev, "vkGetPipelineExecutableStatisticsKHR");
+        if (!d->get_executable_properties || !d->get_executable_statistics)
+            d->executable_properties = false;
     }
     return VKG_STATUS_OK;
 }

@@ -7,6 +7,11 @@
  * cache is a flat array searched linearly: a graph uses a few dozen
  * pipelines, and after the first compute every lookup is a hit, so nothing is
  * created on the hot path.
+ *
+ * While the device's capture_stats is on (vkg_vulkan_pipeline_stats_capture),
+ * a new pipeline is created with CAPTURE_STATISTICS and its driver statistics
+ * are queried once, right after creation, and kept with its entry
+ * (pipeline_stats.c); off, creation is exactly as without the switch.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +31,7 @@ struct pipeline_entry {
     uint32_t n_spec;
     uint32_t spec[VKG_VK_MAX_SPEC];
     struct vkg_vk_pipeline p;
+    struct vkg_vk_pipeline_stats *stats; /* NULL: created while capture was off */
 };
 
 struct vkg_vk_pipeline_cache {
@@ -154,6 +160,7 @@ enum vkg_status vkg_vk_pipeline_get(struct vkg_vk_device *dev, const struct vkg_
                                .pData = e.spec};
     VkComputePipelineCreateInfo ci = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .flags = dev->capture_stats ? VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR : 0,
         .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
                   .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                   .module = ke->module,
@@ -169,6 +176,13 @@ enum vkg_status vkg_vk_pipeline_get(struct vkg_vk_device *dev, const struct vkg_
     }
     e.p.layout = ke->layout;
     e.p.set_layout = ke->set_layout;
+    if (dev->capture_stats) {
+        e.stats = vkg_vk_pipeline_stats_query(dev, k, spec, n_spec, e.p.pipeline);
+        if (!e.stats) {
+            vkDestroyPipeline(dev->dev, e.p.pipeline, NULL);
+            return vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY, "out of host memory");
+        }
+    }
     c->pipes[c->n_pipes] = e;
     c->last = c->n_pipes;
     *out = &c->pipes[c->n_pipes++].p;
@@ -178,8 +192,10 @@ enum vkg_status vkg_vk_pipeline_get(struct vkg_vk_device *dev, const struct vkg_
 void vkg_vk_pipelines_destroy(struct vkg_vk_device *dev) {
     struct vkg_vk_pipeline_cache *c = dev->pipelines;
     if (!c) return;
-    for (int i = 0; i < c->n_pipes; i++)
+    for (int i = 0; i < c->n_pipes; i++) {
         vkDestroyPipeline(dev->dev, c->pipes[i].p.pipeline, NULL);
+        vkg_vk_pipeline_stats_free(c->pipes[i].stats);
+    }
     for (int i = 0; i < c->n_kernels; i++) {
         vkDestroyPipelineLayout(dev->dev, c->kernels[i].layout, NULL);
         vkDestroyDescriptorSetLayout(dev->dev, c->kernels[i].set_layout, NULL);
@@ -189,4 +205,23 @@ void vkg_vk_pipelines_destroy(struct vkg_vk_device *dev) {
     free(c->pipes);
     free(c);
     dev->pipelines = NULL;
+}
+
+void vkg_vk_pipelines_foreach_stats(struct vkg_vk_device *dev, vkg_vulkan_pipeline_stats_fn fn,
+                                    void *user) {
+    const struct vkg_vk_pipeline_cache *c = dev->pipelines;
+    for (int i = 0; c && i < c->n_pipes; i++) {
+        const struct pipeline_entry *e = &c->pipes[i];
+        if (e->stats) {
+            fn(vkg_vk_pipeline_stats_view(e->stats), user);
+            continue;
+        }
+        const struct vkg_vulkan_pipeline_stats none = {
+            .kernel = vkg_vk_kernel_short_name(e->k),
+            .n_spec = e->n_spec,
+            .spec = e->spec,
+            .missing = "created while capture was off",
+        };
+        fn(&none, user);
+    }
 }

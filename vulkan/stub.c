@@ -34,3 +34,21 @@ struct vkg_backend *vkg_backend_vulkan_init(int i) {
 bool vkg_backend_is_vulkan(const struct vkg_backend *backend) {
     return backend && backend->kind == VKG_BACKEND_KIND_VULKAN;
 }
+
+enum vkg_status vkg_vulkan_pipeline_stats_capture(struct vkg_backend *backend, bool on) {
+    (void)backend;
+    (void)on;
+    return vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT,
+                     "vkg_vulkan_pipeline_stats_capture: not a Vulkan backend (vkgrad was built "
+                     "without Vulkan support)");
+}
+
+enum vkg_status vkg_vulkan_pipeline_stats_foreach(struct vkg_backend *backend,
+                                                  vkg_vulkan_pipeline_stats_fn fn, void *user) {
+    (void)backend;
+    (void)fn;
+    (void)user;
+    return vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT,
+                     "vkg_vulkan_pipeline_stats_foreach: not a Vulkan backend (vkgrad was built "
+                     "without Vulkan support)");
+}

@@ -6,6 +6,8 @@
  *   memory.c   buffers: device-local, host-visible when offered, else staged.
  *   pipeline.c shader modules, layouts and pipelines, created lazily and
  *              cached per (kernel, specialization constants).
+ *   pipeline_stats.c  the driver's statistics of each pipeline (registers,
+ *              spills...) through VK_KHR_pipeline_executable_properties.
  *   encoder.c  what op files call while a node is recorded: vkg_vk_dispatch,
  *              vkg_vk_barrier, vkg_vk_scratch, vkg_vk_elem_offset.
  *   backend.c  the backend iface: supports_op through the op-family table,
@@ -100,6 +102,14 @@ struct vkg_vk_device {
     bool subgroup_shuffle;
     uint32_t subgroup_fixed;
     PFN_vkCmdPushDescriptorSetKHR cmd_push_descriptor_set;
+    /* VK_KHR_pipeline_executable_properties with pipelineExecutableInfo
+     * enabled, and its two queries (pipeline_stats.c). capture_stats: newly
+     * created pipelines carry CAPTURE_STATISTICS and keep their statistics
+     * (off by default: vkg_vulkan_pipeline_stats_capture). */
+    bool executable_properties;
+    bool capture_stats;
+    PFN_vkGetPipelineExecutablePropertiesKHR get_executable_properties;
+    PFN_vkGetPipelineExecutableStatisticsKHR get_executable_statistics;
     struct vkg_vk_pipeline_cache *pipelines; /* pipeline.c */
 };
 
@@ -164,6 +174,28 @@ enum vkg_status vkg_vk_pipeline_get(struct vkg_vk_device *dev, const struct vkg_
                                     const uint32_t *spec, uint32_t n_spec,
                                     const struct vkg_vk_pipeline **out);
 void vkg_vk_pipelines_destroy(struct vkg_vk_device *dev);
+/* fn once per pipeline of dev, in creation order; pipelines created while
+ * capture was off are reported with their `missing` reason set. fn must not
+ * create pipelines. */
+void vkg_vk_pipelines_foreach_stats(struct vkg_vk_device *dev, vkg_vulkan_pipeline_stats_fn fn,
+                                    void *user);
+
+/* ---- pipeline statistics (pipeline_stats.c) --------------------------------- */
+
+/* A pipeline's driver statistics, owned by its cache entry. */
+struct vkg_vk_pipeline_stats;
+/* Query the executables of pipeline (created with CAPTURE_STATISTICS) and
+ * their statistics. Never fails the pipeline: a failed query is kept as the
+ * reason there are none. NULL only when host memory runs out. */
+struct vkg_vk_pipeline_stats *vkg_vk_pipeline_stats_query(struct vkg_vk_device *dev,
+                                                          const struct vkg_vk_kernel *k,
+                                                          const uint32_t *spec, uint32_t n_spec,
+                                                          VkPipeline pipeline);
+const struct vkg_vulkan_pipeline_stats *
+vkg_vk_pipeline_stats_view(const struct vkg_vk_pipeline_stats *s);
+void vkg_vk_pipeline_stats_free(struct vkg_vk_pipeline_stats *s); /* NULL: no-op */
+/* k's name without the "vkg_vk_spv_" prefix of its SPIR-V array. */
+const char *vkg_vk_kernel_short_name(const struct vkg_vk_kernel *k);
 
 /* ---- the encoder: what op families call (encoder.c) ------------------------- */
 

@@ -48,6 +48,83 @@ enum vkg_status vkg_vulkan_device_get_info(int i, struct vkg_vulkan_device_info 
 struct vkg_backend *vkg_backend_vulkan_init(int i);
 bool vkg_backend_is_vulkan(const struct vkg_backend *backend);
 
+/* ---- pipeline statistics ---------------------------------------------------
+ *
+ * What the driver says about each compiled kernel (register count, spills,
+ * shared memory, occupancy...: names, meanings and formats are the driver's),
+ * through VK_KHR_pipeline_executable_properties. A backend keeps one pipeline
+ * per (kernel, specialization constants); each has one or more executables
+ * (the driver's compiled stages), each with its statistics.
+ *
+ * Capture is off by default and costs nothing then. Switched on, every
+ * pipeline the backend creates from then on is compiled with statistics
+ * capture and queried once, right after creation; pipelines created earlier
+ * have none (switch it on before the first compute). The statistics live as
+ * long as the backend. Same threading as the backend.
+ *
+ *     if (vkg_vulkan_pipeline_stats_capture(vk, true) != VKG_STATUS_OK)
+ *         fprintf(stderr, "%s\n", vkg_last_error(NULL));  // the driver lacks it
+ *     ... compute graphs on vk ...
+ *     vkg_vulkan_pipeline_stats_foreach(vk, print_pipeline, NULL);
+ */
+
+enum vkg_vulkan_stat_format {
+    VKG_VULKAN_STAT_BOOL,    /* value.b */
+    VKG_VULKAN_STAT_INT64,   /* value.i64 */
+    VKG_VULKAN_STAT_UINT64,  /* value.u64 */
+    VKG_VULKAN_STAT_FLOAT64, /* value.f64 */
+};
+
+/* One statistic of one executable, as the driver names it. */
+struct vkg_vulkan_pipeline_stat {
+    const char *name;        /* "Registers", "Spills"... (driver-defined) */
+    const char *description; /* the driver's one-line explanation; may be "" */
+    enum vkg_vulkan_stat_format format;
+    union {
+        bool b;
+        int64_t i64;
+        uint64_t u64;
+        double f64;
+    } value;
+};
+
+/* One executable of a pipeline (a compute pipeline usually has one). */
+struct vkg_vulkan_pipeline_executable {
+    const char *name;        /* the driver's, e.g. "Compute Shader" */
+    const char *description; /* may be "" */
+    uint32_t subgroup_size;  /* 0 when the driver does not say */
+    int n_stats;
+    const struct vkg_vulkan_pipeline_stat *stats;
+};
+
+/* One pipeline: a kernel with its specialization constants. */
+struct vkg_vulkan_pipeline_stats {
+    const char *kernel; /* "ssm_scan_back_chan_sum" (the shader, see vulkan/) */
+    uint32_t n_spec;    /* specialization constants: constant_id i = spec[i] */
+    const uint32_t *spec;
+    /* NULL when captured; else why there are no statistics, e.g. "created
+     * while capture was off" or the failed query's message. */
+    const char *missing;
+    int n_executables;
+    const struct vkg_vulkan_pipeline_executable *executables;
+};
+
+typedef void (*vkg_vulkan_pipeline_stats_fn)(const struct vkg_vulkan_pipeline_stats *pipeline,
+                                             void *user);
+
+/* Switch statistics capture on or off for the pipelines backend creates from
+ * now on. Returns INVALID_ARGUMENT when backend is not a Vulkan backend, and,
+ * for on, UNSUPPORTED with a message naming the device ("Vulkan0 (llvmpipe
+ * ...) does not offer VK_KHR_pipeline_executable_properties ...") when the
+ * driver does not offer statistics; off always succeeds on a Vulkan backend. */
+enum vkg_status vkg_vulkan_pipeline_stats_capture(struct vkg_backend *backend, bool on);
+/* Call fn once per pipeline backend has created, in creation order (none
+ * before the first compute). The pointers passed are valid during the call
+ * only; fn must not use backend. INVALID_ARGUMENT when backend is not a
+ * Vulkan backend or fn is NULL. */
+enum vkg_status vkg_vulkan_pipeline_stats_foreach(struct vkg_backend *backend,
+                                                  vkg_vulkan_pipeline_stats_fn fn, void *user);
+
 #ifdef __cplusplus
 }
 #endif
