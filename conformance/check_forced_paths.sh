@@ -34,7 +34,6 @@ run "gemm: transpose pre-pass on every plan" 'out_prod*,mul_mat*' VKG_TUNE_GEMM=
 run "gemm: big kernels only" 'out_prod*,mul_mat*' VKG_TUNE_GEMM=mid=0,small=0,split=0
 run "conv: persistent 16-byte kernel v32p" 'ssm_conv*' VKG_TUNE_CONV=v32p
 run "conv: v32p, 3 workgroups (row blocks split over several)" 'ssm_conv*' VKG_TUNE_CONV=v32p:3
-run "conv: v32r (v32p with the CONV_REDUCE dispatch)" 'ssm_conv*' VKG_TUNE_CONV=v32r
 run "conv: 16-byte kernel v16x2" 'ssm_conv*' VKG_TUNE_CONV=v16x2
 run "conv: 16-byte kernel v16w" 'ssm_conv*' VKG_TUNE_CONV=v16w
 run "conv: walk 16x128u" 'ssm_conv*' VKG_TUNE_CONV=16x128u

@@ -64,10 +64,8 @@ struct vkg_vk_encoder {
     const struct vkg_tensor *node;  /* being encoded */
     bool drop;                      /* VKG_FAULT_DROP_DISPATCH matches node */
     VkPipeline bound;               /* last bound pipeline, to skip rebinds */
-    /* Scratch: a bump allocator over be->scratch, reset per node; the same
-     * over be->counters. */
+    /* Scratch: a bump allocator over be->scratch, reset per node. */
     size_t scratch_used;
-    size_t counters_used;
     int n_scratch;
     struct vkg_tensor scratch_t[VKG_VK_MAX_SCRATCH];
 };
@@ -117,9 +115,6 @@ struct vkg_vk_backend {
     /* Scratch (vkg_vk_scratch); outgrown buffers are retired and freed after
      * the fence of the compute that may still use them. */
     struct vkg_buffer *scratch;
-    /* Counters (vkg_vk_counters): zeroed once when allocated; every dispatch
-     * that uses a region leaves it zero. */
-    struct vkg_buffer *counters;
     struct vkg_buffer **retired;
     int n_retired, cap_retired;
 

@@ -18,18 +18,19 @@
  *   VEC_PERSIST_PER_SM workgroups per multiprocessor, 32 channels (g read
  *   in whole 128-byte lines) x 128-position steps, 512 invocations; the
  *   (row block, step) units split evenly over the grid in a fixed order, so
- *   no ragged last wave; loads run one step ahead across row blocks. Its
- *   d_c partials are added in the same dispatch: each flush of a channel
- *   block's partials is counted (vkg_vk_counters: zero at the start, left
- *   zero), and the flush that completes the count adds all of them in
- *   CONV_REDUCE's fixed order, so the results are bitwise those of v32r,
- *   the same kernel followed by the CONV_REDUCE dispatch.
+ *   no ragged last wave; loads run one step ahead across row blocks.
  *   Elsewhere v16x2: 16 channels x chunks of 256-position steps, chunks
  *   sized for about VEC_WGS workgroups.
  *   H200, 4352 channels x 4096 tokens (copy speed for its 214 MB: 0.051 ms;
  *   three contiguous streams of the same bytes, a timing probe: 0.054):
- *   v32r 0.0741-0.0750 ms (69% of copy), v16x2 0.0774-0.0775 (of which the
- *   CONV_REDUCE dispatch 0.0037). v32p with 132 / 198 / 330 / 396
+ *   v32p 0.0741-0.0750 ms (69% of copy), v16x2 0.0774-0.0775 (of which the
+ *   CONV_REDUCE dispatch 0.0037). Round 5: v32p's partials added in the
+ *   same dispatch by each channel block's last workgroup (found with
+ *   counters left zero for the next dispatch), no CONV_REDUCE: 0.0747 ms
+ *   against 0.0747 (six alternating runs each), wall time equal, so not
+ *   kept; driver statistics: v32p 64 registers x 512 invocations, so 2
+ *   workgroups per multiprocessor fill its register file (3 would need 40).
+ *   v32p with 132 / 198 / 330 / 396
  *   workgroups: 0.103 / 0.083 / 0.095 / 0.084 (2 per multiprocessor fill
  *   the H200 exactly). Measured there and slower, round 4: persistent
  *   32 x 256 (0.089-0.091), 32 x 128 with 256 invocations (0.084-0.087),
@@ -91,7 +92,6 @@
 #include "vkg_vk_spv_ssm_conv_vec_16w.spv.h"
 #include "vkg_vk_spv_ssm_conv_vec_16x2.spv.h"
 #include "vkg_vk_spv_ssm_conv_vec_32p.spv.h"
-#include "vkg_vk_spv_ssm_conv_vec_32r.spv.h"
 #include "vkg_vk_spv_ssm_conv_walk_16x128u.spv.h"
 #include "vkg_vk_spv_ssm_conv_walk_16x64d.spv.h"
 
@@ -102,7 +102,7 @@ struct vkg_conv_push {
     uint32_t c1, g0, g1, g2;
     uint32_t off_sx, off_c, off_g, off_d;
     uint32_t off_p, n_tiles, n_cb, clen;
-    uint32_t order, n_wg, off_cnt, pad2;
+    uint32_t order, n_wg, pad1, pad2;
 };
 _Static_assert(sizeof(struct vkg_conv_push) == 96, "ops_ssm_conv.glsl push block");
 
@@ -136,27 +136,24 @@ static const struct conv_walk walks[] = {
 /* The 16-byte kernels (shaders/ssm_conv_vec.comp): channels per
  * workgroup, invocations, shared-memory buffers (2: one barrier per step),
  * vec4 groups per lane and row in a step (GPL: 128*gpl positions),
- * persistent grid (PERSIST), d_c added by the last workgroup of each
- * channel block (FUSE: counters at binding 5, no CONV_REDUCE dispatch). */
+ * persistent grid (PERSIST). */
 struct conv_vec {
     const char *name;
     const struct vkg_vk_kernel *k;
     uint32_t cb, wg, db, gpl;
-    bool persist, fuse;
+    bool persist;
 };
-#define VEC_K(name, n_buffers)                                                                     \
+#define VEC_K(name)                                                                                \
     static const struct vkg_vk_kernel k_vec_##name =                                               \
-        VKG_VK_KERNEL(vkg_vk_spv_ssm_conv_vec_##name, n_buffers, struct vkg_conv_push)
-VEC_K(16w, 5);
-VEC_K(16x2, 5);
-VEC_K(32p, 6);
-VEC_K(32r, 5);
+        VKG_VK_KERNEL(vkg_vk_spv_ssm_conv_vec_##name, 5, struct vkg_conv_push)
+VEC_K(16w);
+VEC_K(16x2);
+VEC_K(32p);
 #undef VEC_K
 static const struct conv_vec vecs[] = {
-    {"v16w", &k_vec_16w, 16, 256, 1, 1, false, false},   /* VEC_SMALL */
-    {"v16x2", &k_vec_16x2, 16, 512, 1, 2, false, false}, /* VEC_DEFAULT */
-    {"v32p", &k_vec_32p, 32, 512, 1, 1, true, true},     /* VEC_DEFAULT_PERSIST */
-    {"v32r", &k_vec_32r, 32, 512, 1, 1, true, false},    /* v32p with CONV_REDUCE */
+    {"v16w", &k_vec_16w, 16, 256, 1, 1, false},   /* VEC_SMALL */
+    {"v16x2", &k_vec_16x2, 16, 512, 1, 2, false}, /* VEC_DEFAULT */
+    {"v32p", &k_vec_32p, 32, 512, 1, 1, true},    /* VEC_DEFAULT_PERSIST */
 };
 #define VEC_DEFAULT         "v16x2" /* from VEC_MIN_ELEMS positions x channels up */
 #define VEC_DEFAULT_PERSIST "v32p"  /* the same where the multiprocessor count is known */
@@ -453,16 +450,12 @@ static enum vkg_status conv_encode(struct vkg_vk_encoder *enc, const struct vkg_
     if (!part) return VKG_STATUS_OUT_OF_MEMORY;
     p.off_p = vkg_vk_elem_offset(enc, part);
 
-    const bool fuse = pl.v && pl.v->fuse;
-    const struct vkg_tensor *cnt = fuse ? vkg_vk_counters(enc, p.n_cb) : NULL;
-    if (fuse && !cnt) return VKG_STATUS_OUT_OF_MEMORY;
-    if (fuse) p.off_cnt = vkg_vk_elem_offset(enc, cnt);
-    const struct vkg_tensor *t1[6] = {sx, c, g, node, part, cnt};
+    const struct vkg_tensor *t1[5] = {sx, c, g, node, part};
     vkg_vk_grid(enc, pl.v && pl.v->persist ? p.n_wg : (uint64_t)p.n_cb * p.n_tiles * p.ns, &gx,
                 &gy);
     if (pl.v) {
         const uint32_t spec[1] = {p.dc};
-        st = vkg_vk_dispatch(enc, pl.v->k, spec, 1, t1, fuse ? 6 : 5, &p, gx, gy, 1);
+        st = vkg_vk_dispatch(enc, pl.v->k, spec, 1, t1, 5, &p, gx, gy, 1);
     } else if (pl.w) {
         const uint32_t spec[1] = {p.dc};
         st = vkg_vk_dispatch(enc, pl.w->k, spec, 1, t1, 5, &p, gx, gy, 1);
@@ -470,7 +463,7 @@ static enum vkg_status conv_encode(struct vkg_vk_encoder *enc, const struct vkg_
         const uint32_t spec[1] = {(uint32_t)conv_back_shared_floats(p.dc)};
         st = vkg_vk_dispatch(enc, &k_back_main, spec, 1, t1, 5, &p, gx, gy, 1);
     }
-    if (st != VKG_STATUS_OK || direct || fuse) return st;
+    if (st != VKG_STATUS_OK || direct) return st;
     vkg_vk_barrier(enc);
     const struct vkg_tensor *t2[2] = {part, node};
     vkg_vk_grid(enc, ((uint64_t)p.di * p.dc + CONV_WG - 1) / CONV_WG, &gx, &gy);

@@ -46,9 +46,6 @@
 #ifndef PERSIST
 #define PERSIST 0
 #endif
-#ifndef FUSE
-#define FUSE 0              // PERSIST: the last workgroup of a channel block adds its d_c
-#endif
 #ifndef GPL
 #define GPL 1               // vec4 groups per lane per row and step
 #endif
@@ -71,15 +68,7 @@ layout(std430, set = 0, binding = 1) readonly restrict buffer BufC { float c_dat
 layout(std430, set = 0, binding = 2) readonly restrict buffer BufG { vec4 g4[]; };
 layout(std430, set = 0, binding = 3) writeonly restrict buffer BufD { vec4 d4[]; };
 layout(std430, set = 0, binding = 3) writeonly restrict buffer BufD1 { float d_data[]; };
-#if PERSIST && FUSE
-// Read back by the channel block's last workgroup: coherent, so that what the
-// others wrote is read from the device-wide level, not a stale cache.
-layout(std430, set = 0, binding = 4) coherent restrict buffer BufP { float p_data[]; };
-layout(std430, set = 0, binding = 5) coherent restrict buffer BufN { uint n_done[]; };
-shared uint last_sh;
-#else
 layout(std430, set = 0, binding = 4) writeonly restrict buffer BufP { float p_data[]; };
-#endif
 
 shared vec4 gs4[(1 + DB) * BUF / 4];
 
@@ -265,17 +254,8 @@ void main() {
 // ones; it flushes d_c at every row-block end of its range, into slot
 // (this workgroup - the row block's first workgroup) of p.n_tiles slots per
 // (sequence, channel), and the row block's last workgroup zeroes the slots
-// no workgroup used, so that all slots add up in a fixed order: by
-// CONV_REDUCE, or with FUSE by the last workgroup to flush a channel block
-// (any sequence). Each flush adds one to the channel block's counter (binding
-// 5, p.off_cnt; zero at the start, ops/ssm_conv.c); the flush that brings it
-// to the channel block's count of flushes (row blocks x workgroups meeting
-// them, known from the split) adds the slots exactly as CONV_REDUCE does and
-// sets the counter back to zero. Partials are written, made visible
-// (memoryBarrierBuffer, coherent binding) and only then counted, so the last
-// workgroup reads every partial; the order of the sum never depends on which
-// workgroup came last. Loads of the next unit run ahead across row-block
-// boundaries as within one.
+// no workgroup used, so CONV_REDUCE adds all slots in a fixed order. Loads
+// of the next unit run ahead across row-block boundaries as within one.
 
 // First workgroup of unit un when G workgroups take q or q+1 units each
 // (the first rm take q+1).
@@ -444,43 +424,6 @@ void main() {
                             if (k < DC)
                                 p_data[base + sl * stride + k] = 0.0;
             }
-#if FUSE
-            // Count this flush; the channel block's last one adds up d_c.
-            memoryBarrierBuffer();
-            barrier();
-            const uint cb = rb % p.n_cb;
-            if (lid == 0) {
-                uint flushes = 0;
-                for (uint sq = 0; sq < p.ns; sq++) {
-                    const uint r0 = (sq * p.n_cb + cb) * S;
-                    flushes += unit_owner(r0 + S - 1, qw, rm) - unit_owner(r0, qw, rm) + 1;
-                }
-                last_sh = atomicAdd(n_done[p.off_cnt + cb], 1u) + 1 == flushes ? 1u : 0u;
-            }
-            barrier();
-            if (last_sh != 0) {
-                memoryBarrierBuffer();
-                const uint n_dc = p.di * DC, nq = p.ns * p.n_tiles;
-                const uint n_dsx = L * p.di * p.ns;
-                for (uint e = lid; e < CB * DC; e += WG) {
-                    const uint ch = ch0 + e / DC, k = e % DC;
-                    if (ch >= p.di)
-                        continue;
-                    const uint o = ch * DC + k;
-                    // CONV_REDUCE's order: four interleaved sums, then paired.
-                    float acc[4] = float[4](0.0, 0.0, 0.0, 0.0);
-                    uint q = 0;
-                    for (; q + 4 <= nq; q += 4)
-                        [[unroll]] for (uint u = 0; u < 4; u++)
-                            acc[u] += p_data[p.off_p + (q + u) * n_dc + o];
-                    for (; q < nq; q++)
-                        acc[0] += p_data[p.off_p + q * n_dc + o];
-                    d_data[p.off_d + n_dsx + o] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-                }
-                if (lid == 0)
-                    n_done[p.off_cnt + cb] = 0;
-            }
-#endif
             [[unroll]] for (uint i = 0; i < RPW; i++)
                 dcacc[i] = vec4(0.0);
         }

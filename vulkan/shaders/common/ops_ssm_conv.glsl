@@ -17,9 +17,8 @@ layout(push_constant) uniform Push {
     uint off_sx, off_c, off_g, off_d;
     uint off_p, n_tiles, n_cb, clen; // partials offset, time tiles (chunks), channel blocks,
                                      // positions per chunk (ssm_conv_walk.comp)
-    uint order, n_wg, off_cnt, pad2; // grid order of ssm_conv_walk.comp and ssm_conv_vec.comp;
-                                     // workgroups of ssm_conv_vec.comp's persistent grid and
-                                     // its counters' offset (FUSE)
+    uint order, n_wg, pad1, pad2;    // grid order of ssm_conv_walk.comp and ssm_conv_vec.comp;
+                                     // workgroups of ssm_conv_vec.comp's persistent grid
 } p;
 
 #endif
