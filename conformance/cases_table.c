@@ -125,7 +125,8 @@ static const struct sweep_row rows[] = {
      SETS("d_conv=1.d_inner=1.n_t=1.n_s=1", "d_conv=4.d_inner=8.n_t=5.n_s=1",
           "d_conv=3.d_inner=33.n_t=17.n_s=2"),
      0},
-    {"ssm_conv_back", "contig", SETS("d_conv=4.d_inner=1024.n_t=64.n_s=1"), 0},
+    {"ssm_conv_back", "contig",
+     SETS("d_conv=4.d_inner=1024.n_t=64.n_s=1", "d_conv=4.d_inner=96.n_t=300.n_s=2"), 0},
     /* scan, both forms; n_group; several sequences over more slots */
     {"ssm_scan", "mamba2",
      SETS("d_state=1.head_dim=1.n_head=1.n_group=1.n_tok=1.n_seqs=1.n_slots=0",

@@ -30,6 +30,10 @@
  *   against 0.0747 (six alternating runs each), wall time equal, so not
  *   kept; driver statistics: v32p 64 registers x 512 invocations, so 2
  *   workgroups per multiprocessor fill its register file (3 would need 40).
+ *   Also round 5: v32p with channel blocks fastest over the units (the
+ *   workgroups in flight read neighbouring 128-byte pieces of the same g
+ *   rows; every unit flushes d_c): 0.093 ms with 264 workgroups, 0.094 /
+ *   0.116 with 528 / 396, against 0.0757 (three alternating runs).
  *   v32p with 132 / 198 / 330 / 396
  *   workgroups: 0.103 / 0.083 / 0.095 / 0.084 (2 per multiprocessor fill
  *   the H200 exactly). Measured there and slower, round 4: persistent
