@@ -7,6 +7,7 @@ Inputs in DIR (written by perf/run.sh):
   conform.jsonl   `vkgrad conform --json` records (one per case and backend)
   conform.txt     the conformance console summary
   compare.txt     `vkgrad compare` against the committed baseline (optional)
+  pipelines.csv   `vkgrad perf --pipeline-stats`: the driver's statistics per kernel (optional)
   demo.txt        `vkgrad demo` output
   devices.txt     `vkgrad devices` output
   device.txt      "index<TAB>slug<TAB>description" of this device
@@ -280,6 +281,36 @@ def perf_table(rows):
     return "\n".join(out)
 
 
+def pipeline_table(d):
+    """pipelines.csv pivoted: a row per (kernel, spec), a column per
+    statistic in the order the driver lists them."""
+    p = os.path.join(d, "pipelines.csv")
+    if not os.path.exists(p):
+        return "<p>No pipeline statistics recorded.</p>"
+    with open(p, newline="") as f:
+        recs = list(csv.DictReader(f))
+    notes, stats, rows = [], [], {}
+    for r in recs:
+        kernel, stat = r.get("kernel", ""), r.get("statistic", "")
+        if not kernel:
+            notes.append("%s: %s" % (stat, r.get("value", "")))
+            continue
+        if stat not in stats:
+            stats.append(stat)
+        key = (kernel, r.get("spec", ""), r.get("executable", ""))
+        rows.setdefault(key, {})[stat] = r.get("value", "")
+    out = ["<p>%s</p>" % html.escape(n) for n in notes]
+    if rows:
+        out.append("<table class='perf'><tr><th>kernel</th><th>spec</th><th>executable</th>" +
+                   "".join("<th>%s</th>" % html.escape(s) for s in stats) + "</tr>")
+        for (kernel, spec, exe), vals in rows.items():
+            out.append("<tr><td class='l'><code>%s</code></td><td class='l'>%s</td><td>%s</td>%s</tr>"
+                       % (html.escape(kernel), html.escape(spec), html.escape(exe),
+                          "".join("<td>%s</td>" % html.escape(vals.get(s, "")) for s in stats)))
+        out.append("</table>")
+    return "\n".join(out) if out else "<p>No pipeline statistics recorded.</p>"
+
+
 def conform_counts(recs):
     counts = {}
     for r in recs:
@@ -366,6 +397,7 @@ def write_html(d):
         "CONFORM_COUNTS": conform_counts(read_conform(d)),
         "OP_TABLE": op_table(read_conform(d)),
         "PERF_TABLE": perf_table(rows),
+        "PIPELINE_TABLE": pipeline_table(d),
     }
     for k, v in subs.items():
         page = page.replace("{{%s}}" % k, v)
