@@ -33,7 +33,11 @@
  *   Also round 5: v32p with channel blocks fastest over the units (the
  *   workgroups in flight read neighbouring 128-byte pieces of the same g
  *   rows; every unit flushes d_c): 0.093 ms with 264 workgroups, 0.094 /
- *   0.116 with 528 / 396, against 0.0757 (three alternating runs).
+ *   0.116 with 528 / 396, against 0.0757 (three alternating runs); row
+ *   starts, shifts and c computed where used instead of kept per row block
+ *   (the driver still gives it 64 registers): 0.0765 against 0.0747, with
+ *   3 workgroups per multiprocessor 0.086; the same at 256 invocations
+ *   (127 registers) with 528 / 660 / 792 workgroups: 0.086 / 0.091 / 0.087.
  *   v32p with 132 / 198 / 330 / 396
  *   workgroups: 0.103 / 0.083 / 0.095 / 0.084 (2 per multiprocessor fill
  *   the H200 exactly). Measured there and slower, round 4: persistent
