@@ -184,8 +184,8 @@ static enum vkg_status probe_copy(struct probe *p, bool quick, struct vkg_perf_p
     if (p->dev.info.device_local_bytes && size > p->dev.info.device_local_bytes / 8)
         size = (p->dev.info.device_local_bytes / 8) & ~(VkDeviceSize)15;
     struct vkg_vk_buffer src = {0}, dst = {0};
-    enum vkg_status st = vkg_vk_raw_buffer_create(&p->dev, size, false, &src);
-    if (!st) st = vkg_vk_raw_buffer_create(&p->dev, size, false, &dst);
+    enum vkg_status st = vkg_vk_raw_buffer_create(&p->dev, size, VKG_VK_MEM_TENSOR, &src);
+    if (!st) st = vkg_vk_raw_buffer_create(&p->dev, size, VKG_VK_MEM_TENSOR, &dst);
     if (!st) {
         struct probe_copy_push push = {.n = (uint32_t)(size / 16)};
         uint64_t groups = (push.n + p->local_size - 1) / p->local_size;
@@ -216,7 +216,7 @@ static enum vkg_status probe_fma(struct probe *p, bool quick, struct vkg_perf_pe
     struct vkg_vk_buffer res = {0};
     uint32_t max_groups = max_x < 65535 ? max_x : 65535;
     enum vkg_status st = vkg_vk_raw_buffer_create(
-        &p->dev, (VkDeviceSize)max_groups * p->local_size * 4, false, &res);
+        &p->dev, (VkDeviceSize)max_groups * p->local_size * 4, VKG_VK_MEM_TENSOR, &res);
     struct probe_fma_push push = {.iters = iters, .b = 0.999f, .c = 1e-3f};
     struct vkg_vk_buffer *b[1] = {&res};
     double ms = 0, best = 0;

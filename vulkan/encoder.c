@@ -158,7 +158,7 @@ const struct vkg_tensor *vkg_vk_scratch(struct vkg_vk_encoder *enc, size_t bytes
     if (!be->scratch || enc->scratch_used + need > be->scratch->size) {
         size_t size = be->scratch ? be->scratch->size * 2 : (size_t)1 << 20;
         if (size < need) size = need;
-        struct vkg_buffer *nb = vkg_vk_buffer_alloc(be->base, size);
+        struct vkg_buffer *nb = vkg_vk_buffer_alloc_device(be->base, size);
         if (!nb) return NULL;
         if (be->scratch) {
             /* Earlier dispatches of this compute may use it: free after the fence. */

@@ -6,7 +6,9 @@
  * set/get are memcpy. When it is not offered, or its heap is full (a 256 MiB
  * BAR window), the buffer is plain device-local and set/get go through one
  * persistent host-visible staging buffer, chunk by chunk, with a reused
- * command buffer and fence.
+ * command buffer and fence. Scratch (encoder.c), which the host never
+ * reads, is device-local memory of a type the host cannot map where the
+ * device has one, so it never takes the BAR window.
  *
  * Only HOST_COHERENT memory is mapped, so no flush/invalidate is needed; the
  * device-to-host visibility comes from the TRANSFER->HOST / COMPUTE->HOST
@@ -40,6 +42,17 @@ static uint32_t find_type(const VkPhysicalDeviceMemoryProperties *mp, uint32_t b
     return fallback;
 }
 
+/* Index of a memory type allowed by bits with all of want and none of
+ * avoid; UINT32_MAX if none. */
+static uint32_t find_type_without(const VkPhysicalDeviceMemoryProperties *mp, uint32_t bits,
+                                  VkMemoryPropertyFlags want, VkMemoryPropertyFlags avoid) {
+    for (uint32_t i = 0; i < mp->memoryTypeCount; i++) {
+        VkMemoryPropertyFlags f = mp->memoryTypes[i].propertyFlags;
+        if ((bits & (1u << i)) && (f & want) == want && !(f & avoid)) return i;
+    }
+    return UINT32_MAX;
+}
+
 /* Allocate memory of type `type` for b and bind it; false without a message
  * when the allocation fails (the caller may try another type). */
 static VkResult try_alloc(struct vkg_vk_device *dev, struct vkg_vk_buffer *b, VkDeviceSize size,
@@ -64,7 +77,7 @@ static VkResult try_alloc(struct vkg_vk_device *dev, struct vkg_vk_buffer *b, Vk
 }
 
 enum vkg_status vkg_vk_raw_buffer_create(struct vkg_vk_device *dev, VkDeviceSize size,
-                                         bool host_visible, struct vkg_vk_buffer *out) {
+                                         enum vkg_vk_mem mem, struct vkg_vk_buffer *out) {
     memset(out, 0, sizeof *out);
     if (size < 4) size = 4;
     size = (size + 3) & ~(VkDeviceSize)3;
@@ -86,17 +99,22 @@ enum vkg_status vkg_vk_raw_buffer_create(struct vkg_vk_device *dev, VkDeviceSize
         VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
     const VkMemoryPropertyFlags dl = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
     VkResult r = VK_ERROR_OUT_OF_DEVICE_MEMORY;
-    if (host_visible) {
+    if (mem == VKG_VK_MEM_STAGING) {
         /* Staging: host memory, cached when possible (reads come back through it). */
         uint32_t t =
             find_type(&dev->mem_props, req.memoryTypeBits, hv, VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
         if (t != UINT32_MAX) r = try_alloc(dev, out, req.size, t, true);
     } else {
-        /* Tensor memory: device-local and mapped if offered, else device-local. */
+        /* Tensor memory: device-local and mapped if offered, else device-local;
+         * device memory: device-local, of a type without host visibility
+         * where there is one. */
         uint32_t t = find_type(&dev->mem_props, req.memoryTypeBits, dl | hv, 0);
-        if (t != UINT32_MAX && !dev->no_host_mapping) r = try_alloc(dev, out, req.size, t, true);
+        if (mem == VKG_VK_MEM_TENSOR && t != UINT32_MAX && !dev->no_host_mapping)
+            r = try_alloc(dev, out, req.size, t, true);
         if (r != VK_SUCCESS) {
-            t = find_type(&dev->mem_props, req.memoryTypeBits, dl, 0);
+            t = find_type_without(&dev->mem_props, req.memoryTypeBits, dl,
+                                  VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT);
+            if (t == UINT32_MAX) t = find_type(&dev->mem_props, req.memoryTypeBits, dl, 0);
             if (t == UINT32_MAX) t = find_type(&dev->mem_props, req.memoryTypeBits, 0, 0);
             if (t != UINT32_MAX) r = try_alloc(dev, out, req.size, t, false);
         }
@@ -122,7 +140,8 @@ void vkg_vk_raw_buffer_destroy(struct vkg_vk_device *dev, struct vkg_vk_buffer *
     memset(b, 0, sizeof *b);
 }
 
-struct vkg_buffer *vkg_vk_buffer_alloc(struct vkg_backend *backend, size_t size) {
+static struct vkg_buffer *buffer_alloc(struct vkg_backend *backend, size_t size,
+                                       enum vkg_vk_mem mem) {
     struct vkg_vk_backend *be = vkg_vk_backend_of(backend);
     struct vkg_buffer *buf = calloc(1, sizeof *buf);
     struct vkg_vk_buffer *vb = calloc(1, sizeof *vb);
@@ -132,7 +151,7 @@ struct vkg_buffer *vkg_vk_buffer_alloc(struct vkg_backend *backend, size_t size)
         vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY, "out of host memory");
         return NULL;
     }
-    if (vkg_vk_raw_buffer_create(&be->dev, size, false, vb) != VKG_STATUS_OK) {
+    if (vkg_vk_raw_buffer_create(&be->dev, size, mem, vb) != VKG_STATUS_OK) {
         free(buf);
         free(vb);
         return NULL;
@@ -143,6 +162,14 @@ struct vkg_buffer *vkg_vk_buffer_alloc(struct vkg_backend *backend, size_t size)
     buf->host = vb->mapped;
     buf->priv = vb;
     return buf;
+}
+
+struct vkg_buffer *vkg_vk_buffer_alloc(struct vkg_backend *backend, size_t size) {
+    return buffer_alloc(backend, size, VKG_VK_MEM_TENSOR);
+}
+
+struct vkg_buffer *vkg_vk_buffer_alloc_device(struct vkg_backend *backend, size_t size) {
+    return buffer_alloc(backend, size, VKG_VK_MEM_DEVICE);
 }
 
 void vkg_vk_buffer_free(struct vkg_buffer *buffer) {
@@ -281,7 +308,8 @@ enum vkg_status vkg_vk_submitter_run(struct vkg_vk_backend *be, struct vkg_vk_su
 
 static enum vkg_status ensure_staging(struct vkg_vk_backend *be) {
     if (be->staging.buffer) return VKG_STATUS_OK;
-    return vkg_vk_raw_buffer_create(&be->dev, VKG_VK_STAGING_BYTES, true, &be->staging);
+    return vkg_vk_raw_buffer_create(&be->dev, VKG_VK_STAGING_BYTES, VKG_VK_MEM_STAGING,
+                                    &be->staging);
 }
 
 static enum vkg_status check_range(const struct vkg_buffer *buffer, size_t offset, size_t size,

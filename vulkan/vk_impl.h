@@ -140,13 +140,21 @@ struct vkg_vk_buffer {
 struct vkg_vk_backend; /* backend.c */
 
 struct vkg_buffer *vkg_vk_buffer_alloc(struct vkg_backend *backend, size_t size);
+/* A buffer of memory the host never maps (VKG_VK_MEM_DEVICE): scratch. */
+struct vkg_buffer *vkg_vk_buffer_alloc_device(struct vkg_backend *backend, size_t size);
 void vkg_vk_buffer_free(struct vkg_buffer *buffer);
 enum vkg_status vkg_vk_buffer_set(struct vkg_buffer *buffer, size_t offset, const void *src,
                                   size_t size);
 enum vkg_status vkg_vk_buffer_get(struct vkg_buffer *buffer, size_t offset, void *dst, size_t size);
 /* A raw device-local buffer (scratch); not a vkg_buffer. */
+/* Where a raw buffer's memory comes from. */
+enum vkg_vk_mem {
+    VKG_VK_MEM_TENSOR,  /* device-local, host-mapped where the device offers it (ReBAR) */
+    VKG_VK_MEM_STAGING, /* host-visible, cached where possible */
+    VKG_VK_MEM_DEVICE   /* device-local only, never mapped (scratch, probes) */
+};
 enum vkg_status vkg_vk_raw_buffer_create(struct vkg_vk_device *dev, VkDeviceSize size,
-                                         bool host_visible, struct vkg_vk_buffer *out);
+                                         enum vkg_vk_mem mem, struct vkg_vk_buffer *out);
 void vkg_vk_raw_buffer_destroy(struct vkg_vk_device *dev, struct vkg_vk_buffer *b);
 
 /* ---- kernels and pipelines (pipeline.c) ------------------------------------ */
