@@ -2,8 +2,9 @@
  * a baseline (see compare.h for the why).
  *
  * Like the reruns of a failure, and at the end of the run for the same
- * reason: whatever made the first run slow (a cold GPU, another process)
- * has most likely passed by then. Each round runs all remaining suspects
+ * reason: whatever made the first run slow (a cold GPU, another process,
+ * a driver's first build of a kernel, slower than the one its shader cache
+ * gives later processes) has most likely passed by then. Each round runs all remaining suspects
  * together (one child and one backend per group, as the main run), so a
  * round costs about what those cases cost the first time. */
 #include <stdlib.h>
