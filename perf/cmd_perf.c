@@ -26,6 +26,7 @@
 
 #include "../conformance/commands.h"
 #include "bench.h"
+#include "compile_pass.h"
 #include "pipeline_csv.h"
 #include "probe.h"
 
@@ -106,7 +107,9 @@ struct perf_opts {
     const char *csv;
     const char *pipeline_stats; /* --pipeline-stats FILE, or NULL */
     const char *shape;          /* substring of the shape string, or NULL for every shape */
+    const char *ops_arg;        /* --ops as given, or NULL */
     bool ops[VKG_PERF_N_OPS];
+    enum vkg_compile_pass_mode compile_pass;
 };
 
 static const char *const op_keys[VKG_PERF_N_OPS] = {
@@ -117,14 +120,11 @@ static void usage(FILE *f) {
         f,
         "usage: vkgrad perf [--device N|all] [--quick] [--ops LIST] [--reps N] [--csv FILE]\n"
         "                   [--shape TEXT] [--cpu-threads N] [--cpu-cap-gflop X] [--no-cpu]\n"
-        "                   [--no-refused] [--pipeline-stats FILE]\n"
+        "                   [--no-refused] [--pipeline-stats FILE] [--[no-]compile-pass]\n"
         "       vkgrad perf --list-devices\n"
         "\n"
         "Benchmarks the backward ops per shape, from the demo's sizes up to GPU-saturating\n"
         "ones, on every Vulkan device (or the CPU when there is none). Progress on stderr.\n"
-        "A driver may give the first process on a machine to compile a kernel a slower\n"
-        "build than it later serves from its shader cache (NVIDIA 580: the scans 3-5x):\n"
-        "time a sweep after one untimed run of it (perf/run.sh does; --reps 1).\n"
         "\n"
         "  --device N|all       Vulkan device (default: all)\n"
         "  --quick              small shapes, 3 reps (CI, lavapipe)\n"
@@ -149,6 +149,12 @@ static void usage(FILE *f) {
         "'" VKG_PERF_PIPELINE_UNAVAILABLE "');\n"
         "                       gathered after the timings by computing each shape\n"
         "                       once more, untimed\n"
+        "  --no-compile-pass    time without first running the same sweep once, untimed,\n"
+        "                       in a separate process (default: that pass on every device\n"
+        "                       that is not a CPU device; --compile-pass: on every device).\n"
+        "                       A driver may give the first process on a machine to compile\n"
+        "                       a kernel a slower build than it later serves from its\n"
+        "                       shader cache (NVIDIA 580, H200: the scan kernels 3-5x)\n"
         "  --list-devices       print 'index<TAB>slug<TAB>description' per Vulkan device\n"
         "\n"
         "CSV columns: " VKG_PERF_CSV_COLUMNS "\n"
@@ -181,6 +187,26 @@ static bool parse_ops(const char *list, bool *ops) {
     return true;
 }
 
+/* The same sweep on device dev once, untimed, in a child (compile_pass.h). */
+static void compile_pass(const struct perf_opts *o, int dev, const char *slug) {
+    char dev_s[16];
+    snprintf(dev_s, sizeof dev_s, "%d", dev);
+    char *args[16] = {"perf", "--device",          dev_s,   "--no-cpu", "--no-refused", "--reps",
+                      "1",    "--no-compile-pass", "--csv", "/dev/null"};
+    int n = 10;
+    if (o->quick) args[n++] = "--quick";
+    if (o->ops_arg) {
+        args[n++] = "--ops";
+        args[n++] = (char *)o->ops_arg;
+    }
+    if (o->shape) {
+        args[n++] = "--shape";
+        args[n++] = (char *)o->shape;
+    }
+    args[n] = NULL;
+    vkg_compile_pass_run(slug, args);
+}
+
 static int parse_opts(int argc, char **argv, struct perf_opts *o) {
     *o = (struct perf_opts){.device = -1, .cpu_cap_gflop = 16};
     for (int i = 0; i < VKG_PERF_N_OPS; i++)
@@ -200,6 +226,8 @@ static int parse_opts(int argc, char **argv, struct perf_opts *o) {
             o->no_refused = true;
         } else if (!strcmp(a, "--list-devices")) {
             o->list_devices = true;
+        } else if (vkg_compile_pass_parse(a, &o->compile_pass)) {
+            /* set */
         } else if ((shared = vkg_perf_parse_shared_opt("vkgrad perf", a, v, MAX_DEVICES - 1,
                                                        &o->device, &o->reps, &o->cpu_threads))) {
             if (shared < 0) return 2;
@@ -223,6 +251,7 @@ static int parse_opts(int argc, char **argv, struct perf_opts *o) {
         } else if (!strcmp(a, "--shape") && v) {
             o->shape = argv[++i];
         } else if (!strcmp(a, "--ops") && v) {
+            o->ops_arg = v;
             if (!parse_ops(argv[++i], o->ops)) return 2;
         } else {
             fprintf(stderr, "vkgrad perf: unknown or incomplete option '%s'\n\n", a);
@@ -469,9 +498,13 @@ int vkg_cmd_perf(int argc, char **argv) {
     for (int d = 0; d < n_dev; d++) {
         struct vkg_vulkan_device_info info;
         char slug[64] = "vulkan", msg[300] = "";
-        if (vkg_vulkan_device_get_info(devs[d], &info) == VKG_STATUS_OK)
+        bool is_cpu = false;
+        if (vkg_vulkan_device_get_info(devs[d], &info) == VKG_STATUS_OK) {
             vkg_perf_device_slug(&info, slug, sizeof slug);
+            is_cpu = info.is_cpu;
+        }
         const char *desc = vkg_vulkan_device_description(devs[d]);
+        if (vkg_compile_pass_wanted(o.compile_pass, is_cpu)) compile_pass(&o, devs[d], slug);
         struct vkg_backend *vk = vkg_backend_vulkan_init(devs[d]);
         if (!vk) {
             fprintf(stderr, "vkgrad perf: Vulkan%d: %s\n", devs[d], vkg_last_error(NULL));

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "../conformance/commands.h"
+#include "compile_pass.h"
 #include "demo_graphs.h"
 
 #define MAX_DEVICES       16
@@ -30,13 +31,14 @@ struct demo_opts {
     int cpu_threads; /* 0: backend default (all cores) */
     bool refused;
     bool profile;
+    enum vkg_compile_pass_mode compile_pass;
 };
 
 static void usage(FILE *f) {
     fprintf(
         f,
         "usage: vkgrad demo [--device N|all] [--reps N] [--cpu-threads N] [--no-refused]\n"
-        "                   [--profile]\n"
+        "                   [--profile] [--[no-]compile-pass]\n"
         "\n"
         "Builds the four training graphs of the seed demo (OUT_PROD dense 512->256 batch 64;\n"
         "cross-entropy 256 classes x 512 rows, one-hot labels; SSM_CONV d_conv 4, d_inner\n"
@@ -53,6 +55,11 @@ static void usage(FILE *f) {
         "  --no-refused      skip the refused-shape rows\n"
         "  --profile         per graph and device, every computing node with its median time\n"
         "                    (GPU timestamps on a GPU): where the wall time of a compute goes\n"
+        "  --no-compile-pass time without first running the demo once, untimed, in a\n"
+        "                    separate process (default: that pass on every device that is\n"
+        "                    not a CPU device; --compile-pass: on every device). A driver may\n"
+        "                    give the first process on a machine to compile a kernel a slower\n"
+        "                    build than it later serves from its shader cache\n"
         "\n"
         "Ends with OK / FELL BACK / MISMATCH / NOT COMPARED per device; exit 0 on OK\n"
         "for every device, 1 otherwise (also when there is no Vulkan device), 2 on bad usage.\n");
@@ -71,6 +78,8 @@ static int parse_opts(int argc, char **argv, struct demo_opts *o) {
             o->refused = false;
         } else if (!strcmp(a, "--profile")) {
             o->profile = true;
+        } else if (vkg_compile_pass_parse(a, &o->compile_pass)) {
+            /* set */
         } else if ((shared = vkg_perf_parse_shared_opt("vkgrad demo", a, v, MAX_DEVICES - 1,
                                                        &o->device, &o->reps, &o->cpu_threads))) {
             if (shared < 0) return 2;
@@ -325,6 +334,16 @@ int vkg_cmd_demo(int argc, char **argv) {
         printf("No Vulkan device%s -- printing the CPU column only.\n",
                vkg_vulkan_available() ? " found" : " (Vulkan not available)");
     for (int d = 0; d < n_dev; d++) {
+        struct vkg_vulkan_device_info info;
+        bool is_cpu = vkg_vulkan_device_get_info(devs[d], &info) == VKG_STATUS_OK && info.is_cpu;
+        if (vkg_compile_pass_wanted(o.compile_pass, is_cpu)) {
+            char dev_s[16], what[32];
+            snprintf(dev_s, sizeof dev_s, "%d", devs[d]);
+            snprintf(what, sizeof what, "Vulkan%d", devs[d]);
+            char *args[] = {"demo",         "--device",          dev_s, "--reps", "1",
+                            "--no-refused", "--no-compile-pass", NULL};
+            vkg_compile_pass_run(what, args);
+        }
         vk[d] = vkg_backend_vulkan_init(devs[d]);
         snprintf(vk_names[d], sizeof vk_names[d], "%s",
                  vk[d] ? vkg_backend_name(vk[d]) : "Vulkan?");

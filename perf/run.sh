@@ -16,8 +16,9 @@
 #   --build-dir   build directory (default: build-release, a release build;
 #                 the tests use build/ with --werror)
 #   --out         where the <slug> folders go (default: reports)
-# Full runs on a GPU first run the sweep once untimed, so that every kernel
-# is in the driver's shader cache before the demo and the timed sweep.
+# On a GPU, `vkgrad demo` and `vkgrad perf` each run themselves once untimed
+# in a separate process first (their compile pass), so that the timed run
+# gets the driver's cached build of every kernel.
 # Where reports/<slug>/baseline.jsonl is committed for a device, the
 # conformance run re-times against it (conform --baseline: cases that read
 # slower than the baseline run again at the end, the fastest time kept) and
@@ -74,18 +75,6 @@ for line in "${devices[@]}"; do
   step "$desc -> $dir"
   "$vkgrad" devices > "$dir/devices.txt" 2>&1 || true
 
-  # A driver may keep a faster build of a pipeline in its shader cache than
-  # the one it gives the process that first compiles it (NVIDIA 580 on an
-  # H200: the scan kernels 3-5x slower in that process), so on GPUs a full
-  # run times the demo and the sweep in processes of their own, each after
-  # an untimed pass that compiled every kernel it uses (just before it: right
-  # after the sweep's pass the demo's first graph read 30 us slower).
-  warm=0
-  [ $quick -eq 0 ] && [ "$idx" -ge 0 ] && warm=1
-  if [ $warm -eq 1 ]; then
-    step "compiling the demo's kernels on $slug (one untimed pass)"
-    "$vkgrad" demo "${dev_arg[@]}" --reps 1 > /dev/null 2>&1 || true
-  fi
   step "demo on $slug"
   if "$vkgrad" demo "${dev_arg[@]}" "${demo_args[@]}" 2>&1 | tee "$dir/demo.txt"; then :; else
     echo "run.sh: the demo did not end in OK on $slug" >&2; status=1
@@ -106,10 +95,6 @@ for line in "${devices[@]}"; do
     tail -n 1 "$dir/compare.txt" >&2
   fi
 
-  if [ $warm -eq 1 ]; then
-    step "compiling the sweep's kernels on $slug (one untimed pass)"
-    "$vkgrad" perf "${dev_arg[@]}" --no-cpu --reps 1 --csv /dev/null > /dev/null 2>&1 || true
-  fi
   step "perf sweep on $slug"
   "$vkgrad" perf "${dev_arg[@]}" "${perf_args[@]}" --csv "$dir/perf.csv" \
     --pipeline-stats "$dir/pipelines.csv" || status=1

@@ -1,0 +1,95 @@
+/* perf/compile_pass.c — see compile_pass.h. posix_spawn of the program with
+ * stdout and stderr to /dev/null; the parent holds no device at that point
+ * that the child could inherit (spawn, not fork: nothing of this process's
+ * driver state is copied). */
+#include "compile_pass.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "vkgrad/vkgrad.h"
+
+extern char **environ;
+
+const char *vkg_self_program = NULL;
+
+bool vkg_compile_pass_wanted(enum vkg_compile_pass_mode mode, bool is_cpu) {
+    return mode == VKG_COMPILE_PASS_ON || (mode == VKG_COMPILE_PASS_AUTO && !is_cpu);
+}
+
+bool vkg_compile_pass_parse(const char *arg, enum vkg_compile_pass_mode *mode) {
+    if (!strcmp(arg, "--compile-pass"))
+        *mode = VKG_COMPILE_PASS_ON;
+    else if (!strcmp(arg, "--no-compile-pass"))
+        *mode = VKG_COMPILE_PASS_OFF;
+    else
+        return false;
+    return true;
+}
+
+void vkg_compile_pass_run(const char *what, char *const args[]) {
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    fprintf(stderr, "%s: compiling the kernels in a separate, untimed run first ...", what);
+    fflush(stderr);
+    int rc = vkg_compile_pass(args);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    if (rc == 0)
+        fprintf(stderr, " done, %.0f s\n", s);
+    else if (rc > 0)
+        fprintf(stderr, " it exited %d after %.0f s; timing anyway\n", rc, s);
+    else
+        fprintf(stderr, " not run: %s; timing anyway\n", vkg_last_error(NULL));
+}
+
+int vkg_compile_pass(char *const args[]) {
+    if (!vkg_self_program) {
+        vkg_error(NULL, VKG_STATUS_UNSUPPORTED, "compile pass: the vkgrad program is not known");
+        return -1;
+    }
+    enum { N_ARGS = 32 };
+    char *argv[N_ARGS + 2];
+    int n = 0;
+    argv[n++] = (char *)"vkgrad";
+    for (int i = 0; args[i]; i++) {
+        if (i == N_ARGS) {
+            vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT, "compile pass: more than %d arguments",
+                      N_ARGS);
+            return -1;
+        }
+        argv[n++] = args[i];
+    }
+    argv[n] = NULL;
+
+    posix_spawn_file_actions_t fa;
+    if (posix_spawn_file_actions_init(&fa) != 0) {
+        vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY, "compile pass: out of host memory");
+        return -1;
+    }
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    pid_t pid;
+    int err = posix_spawn(&pid, vkg_self_program, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (err != 0) {
+        vkg_error(NULL, VKG_STATUS_BACKEND_ERROR, "compile pass: cannot run %s: %s",
+                  vkg_self_program, strerror(err));
+        return -1;
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) {
+            vkg_error(NULL, VKG_STATUS_BACKEND_ERROR, "compile pass: waitpid: %s", strerror(errno));
+            return -1;
+        }
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    vkg_error(NULL, VKG_STATUS_BACKEND_ERROR, "compile pass: %s ended by signal %d",
+              vkg_self_program, WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    return -1;
+}

@@ -1,0 +1,55 @@
+/* perf/compile_pass.h — run this program once more, untimed, before a timed
+ * run, so that the driver's shader cache holds every kernel the timed run
+ * compiles.
+ *
+ * Why: a driver may give the process that first compiles a pipeline on a
+ * machine a build slower than the one it keeps in its shader cache and gives
+ * every later process. On an H200 with NVIDIA's driver 580 the scan kernels'
+ * first builds ran 3-5x slower (Mamba-2 4096 tokens 13.98 vs 2.84 ms, the
+ * demo's scan graph 0.382 vs 0.091 ms); with the cache directory emptied or
+ * disabled (__GL_SHADER_DISK_CACHE=0) every run is slow. So `vkgrad perf`
+ * and `vkgrad demo` first run themselves once in a child process with one
+ * repetition (output discarded), then time in this process, which compiles
+ * its pipelines afresh and gets the cached builds.
+ *
+ *     char *args[] = {"perf", "--device", "0", "--reps", "1", ..., NULL};
+ *     int rc = vkg_compile_pass(args);   // the child's exit status, -1: not run
+ */
+#ifndef VKGRAD_PERF_COMPILE_PASS_H
+#define VKGRAD_PERF_COMPILE_PASS_H
+
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The `vkgrad` program to run; set by its main (conformance/cli.c). NULL
+ * (in test binaries that call the commands directly, unless they set it):
+ * no compile pass can run. */
+extern const char *vkg_self_program;
+
+/* When the pass runs: auto (devices that are not CPU devices), always, never. */
+enum vkg_compile_pass_mode { VKG_COMPILE_PASS_AUTO, VKG_COMPILE_PASS_ON, VKG_COMPILE_PASS_OFF };
+
+/* Whether mode asks for a pass on a device (is_cpu: lavapipe and the like). */
+bool vkg_compile_pass_wanted(enum vkg_compile_pass_mode mode, bool is_cpu);
+
+/* --compile-pass / --no-compile-pass: true (and *mode set) when arg is one. */
+bool vkg_compile_pass_parse(const char *arg, enum vkg_compile_pass_mode *mode);
+
+/* The pass with a line on stderr saying what runs and how it ended
+ * ("<what>: compiling the kernels in a separate, untimed run ... done, 12 s");
+ * a pass that cannot run or fails is said and otherwise ignored: the timed
+ * run goes on either way. */
+void vkg_compile_pass_run(const char *what, char *const args[]);
+
+/* Runs vkg_self_program with args (args[0] the subcommand, NULL-terminated),
+ * its output discarded, and waits for it. Returns its exit status, or -1
+ * (message recorded with vkg_error) when it could not run or was killed. */
+int vkg_compile_pass(char *const args[]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
