@@ -100,41 +100,68 @@ static void recorder_free(struct recorder *r) {
 
 static void perf_cli__compile_pass_command_line(void **state) {
     (void)state;
-    if (vkg_vulkan_device_count() == 0) {
-        print_message("no Vulkan device: perf runs no device pass\n");
-        skip();
-    }
     struct recorder r;
     recorder_make(&r);
     char csv[128], text[1024];
     snprintf(csv, sizeof csv, "%s/perf.csv", r.dir);
-    char *forced[] = {
-        "perf",     "--quick", "--device",    "0",     "--ops", "ssm_conv",       "--reps", "1",
-        "--no-cpu", "--shape", "d_inner=256", "--csv", csv,     "--compile-pass", NULL};
-    assert_int_equal(vkg_cmd_perf(14, forced), 0);
+    char *argv[] = {"perf",    "--quick",     "--device",       "0", "--ops",    "ssm_conv",
+                    "--shape", "d_inner=256", "--reps",         "1", "--no-cpu", "--no-refused",
+                    "--csv",   csv,           "--compile-pass", NULL};
+    const int argc = 15;
+    if (vkg_vulkan_device_count() == 0) { /* no device 0 to name: repeat --reps instead */
+        argv[2] = "--reps";
+        argv[3] = "1";
+    }
+    /* Forced: the child is told so (it then compiles on CPU devices too). */
+    assert_int_equal(vkg_cmd_perf(argc, argv), 0);
     recorder_read(&r, text, sizeof text);
-    assert_string_equal(text, "perf --device 0 --no-cpu --no-refused --reps 1 --no-compile-pass "
-                              "--csv /dev/null --quick --ops ssm_conv --shape d_inner=256\n");
-    /* --no-compile-pass: no run. */
+    const char *want_dev = vkg_vulkan_device_count() ? "--device 0 " : "";
+    char want[512];
+    snprintf(want, sizeof want,
+             "perf --compile-pass-child --compile-pass %s--quick --ops ssm_conv "
+             "--shape d_inner=256\n",
+             want_dev);
+    assert_string_equal(text, want);
+    /* Default (auto): the child runs and picks the devices itself. */
     unlink(r.log);
-    forced[13] = "--no-compile-pass";
-    assert_int_equal(vkg_cmd_perf(14, forced), 0);
+    assert_int_equal(vkg_cmd_perf(argc - 1, argv), 0);
+    recorder_read(&r, text, sizeof text);
+    snprintf(want, sizeof want,
+             "perf --compile-pass-child %s--quick --ops ssm_conv --shape d_inner=256\n", want_dev);
+    assert_string_equal(text, want);
+    /* --no-compile-pass: no child. */
+    unlink(r.log);
+    argv[argc - 1] = "--no-compile-pass";
+    assert_int_equal(vkg_cmd_perf(argc, argv), 0);
     recorder_read(&r, text, sizeof text);
     assert_string_equal(text, "");
-    /* Default: only where the device is not a CPU device. */
-    struct vkg_vulkan_device_info info;
-    assert_int_equal(vkg_vulkan_device_get_info(0, &info), VKG_STATUS_OK);
-    assert_int_equal(vkg_cmd_perf(13, forced), 0);
-    recorder_read(&r, text, sizeof text);
-    assert_int_equal(text[0] != 0, !info.is_cpu);
     unlink(csv);
     recorder_free(&r);
+}
+
+/* The child itself: in auto mode only devices that are not CPU devices,
+ * "nothing to compile" when there is none; forced, every device. */
+static void perf_cli__compile_pass_child_picks_devices(void **state) {
+    (void)state;
+    int n_dev = vkg_vulkan_device_count(), n_gpu = 0;
+    for (int d = 0; d < n_dev; d++) {
+        struct vkg_vulkan_device_info info;
+        assert_int_equal(vkg_vulkan_device_get_info(d, &info), VKG_STATUS_OK);
+        n_gpu += !info.is_cpu;
+    }
+    char *child[] = {"perf",    "--compile-pass-child", "--quick",        "--ops", "ssm_conv",
+                     "--shape", "d_inner=256",          "--compile-pass", NULL};
+    assert_int_equal(vkg_cmd_perf(7, child), n_gpu ? 0 : VKG_COMPILE_PASS_NOTHING);
+    if (n_dev) assert_int_equal(vkg_cmd_perf(8, child), 0);
+    char *demo_child[] = {"demo", "--compile-pass-child", "--compile-pass", NULL};
+    assert_int_equal(vkg_cmd_demo(2, demo_child), n_gpu ? 0 : VKG_COMPILE_PASS_NOTHING);
+    if (n_dev) assert_int_equal(vkg_cmd_demo(3, demo_child), 0);
 }
 
 static void demo_cli__compile_pass_command_line(void **state) {
     (void)state;
     if (vkg_vulkan_device_count() == 0) {
-        print_message("no Vulkan device: demo runs no device pass\n");
+        print_message("no Vulkan device: --device 0 names none\n");
         skip();
     }
     struct recorder r;
@@ -143,7 +170,7 @@ static void demo_cli__compile_pass_command_line(void **state) {
     char *argv[] = {"demo", "--device", "0", "--reps", "1", "--no-refused", "--compile-pass", NULL};
     vkg_cmd_demo(7, argv); /* its verdict is test_demo's business */
     recorder_read(&r, text, sizeof text);
-    assert_string_equal(text, "demo --device 0 --reps 1 --no-refused --no-compile-pass\n");
+    assert_string_equal(text, "demo --compile-pass-child --compile-pass --device 0\n");
     recorder_free(&r);
 }
 
@@ -153,6 +180,7 @@ int main(void) {
         cmocka_unit_test(compile_pass__runs_the_program_and_returns_its_status),
         cmocka_unit_test(compile_pass__not_run_says_why),
         cmocka_unit_test(perf_cli__compile_pass_command_line),
+        cmocka_unit_test(perf_cli__compile_pass_child_picks_devices),
         cmocka_unit_test(demo_cli__compile_pass_command_line),
     };
     return cmocka_run_group_tests_name("compile_pass", tests, NULL, NULL);

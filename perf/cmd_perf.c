@@ -110,6 +110,7 @@ struct perf_opts {
     const char *ops_arg;        /* --ops as given, or NULL */
     bool ops[VKG_PERF_N_OPS];
     enum vkg_compile_pass_mode compile_pass;
+    bool child; /* --compile-pass-child: the pass itself (compile_pass.h) */
 };
 
 static const char *const op_keys[VKG_PERF_N_OPS] = {
@@ -187,13 +188,18 @@ static bool parse_ops(const char *list, bool *ops) {
     return true;
 }
 
-/* The same sweep on device dev once, untimed, in a child (compile_pass.h). */
-static void compile_pass(const struct perf_opts *o, int dev, const char *slug) {
+/* The same sweep once, untimed, in a child started before this process
+ * makes any Vulkan call (compile_pass.h). */
+static void compile_pass(const struct perf_opts *o) {
     char dev_s[16];
-    snprintf(dev_s, sizeof dev_s, "%d", dev);
-    char *args[16] = {"perf", "--device",          dev_s,   "--no-cpu", "--no-refused", "--reps",
-                      "1",    "--no-compile-pass", "--csv", "/dev/null"};
-    int n = 10;
+    char *args[20] = {"perf", "--compile-pass-child"};
+    int n = 2;
+    if (o->compile_pass == VKG_COMPILE_PASS_ON) args[n++] = "--compile-pass";
+    if (o->device >= 0) {
+        snprintf(dev_s, sizeof dev_s, "%d", o->device);
+        args[n++] = "--device";
+        args[n++] = dev_s;
+    }
     if (o->quick) args[n++] = "--quick";
     if (o->ops_arg) {
         args[n++] = "--ops";
@@ -204,7 +210,7 @@ static void compile_pass(const struct perf_opts *o, int dev, const char *slug) {
         args[n++] = (char *)o->shape;
     }
     args[n] = NULL;
-    vkg_compile_pass_run(slug, args);
+    vkg_compile_pass_run("vkgrad perf", args);
 }
 
 static int parse_opts(int argc, char **argv, struct perf_opts *o) {
@@ -228,6 +234,8 @@ static int parse_opts(int argc, char **argv, struct perf_opts *o) {
             o->list_devices = true;
         } else if (vkg_compile_pass_parse(a, &o->compile_pass)) {
             /* set */
+        } else if (!strcmp(a, "--compile-pass-child")) {
+            o->child = true;
         } else if ((shared = vkg_perf_parse_shared_opt("vkgrad perf", a, v, MAX_DEVICES - 1,
                                                        &o->device, &o->reps, &o->cpu_threads))) {
             if (shared < 0) return 2;
@@ -258,6 +266,12 @@ static int parse_opts(int argc, char **argv, struct perf_opts *o) {
             usage(stderr);
             return 2;
         }
+    }
+    if (o->child) { /* compile, keep nothing */
+        o->reps = 1;
+        o->no_cpu = o->no_refused = true;
+        o->csv = "/dev/null";
+        o->pipeline_stats = NULL;
     }
     if (!o->reps) o->reps = o->quick ? 3 : 20;
     if (o->pipeline_stats && o->csv && !strcmp(o->pipeline_stats, o->csv)) {
@@ -430,6 +444,7 @@ int vkg_cmd_perf(int argc, char **argv) {
     struct perf_opts o;
     int rc = parse_opts(argc, argv, &o);
     if (rc >= 0) return rc;
+    if (!o.list_devices && !o.child && o.compile_pass != VKG_COMPILE_PASS_OFF) compile_pass(&o);
 
     int n_all = vkg_vulkan_device_count();
     if (o.list_devices) {
@@ -452,6 +467,18 @@ int vkg_cmd_perf(int argc, char **argv) {
     } else {
         for (int i = 0; i < n_all && i < MAX_DEVICES; i++)
             devs[n_dev++] = i;
+    }
+
+    if (o.child) { /* only the devices the pass is for */
+        int k = 0;
+        for (int d = 0; d < n_dev; d++) {
+            struct vkg_vulkan_device_info info;
+            bool is_cpu =
+                vkg_vulkan_device_get_info(devs[d], &info) == VKG_STATUS_OK && info.is_cpu;
+            if (vkg_compile_pass_wanted(o.compile_pass, is_cpu)) devs[k++] = devs[d];
+        }
+        n_dev = k;
+        if (n_dev == 0) return VKG_COMPILE_PASS_NOTHING;
     }
 
     struct vkg_perf_shape shapes[64];
@@ -498,13 +525,9 @@ int vkg_cmd_perf(int argc, char **argv) {
     for (int d = 0; d < n_dev; d++) {
         struct vkg_vulkan_device_info info;
         char slug[64] = "vulkan", msg[300] = "";
-        bool is_cpu = false;
-        if (vkg_vulkan_device_get_info(devs[d], &info) == VKG_STATUS_OK) {
+        if (vkg_vulkan_device_get_info(devs[d], &info) == VKG_STATUS_OK)
             vkg_perf_device_slug(&info, slug, sizeof slug);
-            is_cpu = info.is_cpu;
-        }
         const char *desc = vkg_vulkan_device_description(devs[d]);
-        if (vkg_compile_pass_wanted(o.compile_pass, is_cpu)) compile_pass(&o, devs[d], slug);
         struct vkg_backend *vk = vkg_backend_vulkan_init(devs[d]);
         if (!vk) {
             fprintf(stderr, "vkgrad perf: Vulkan%d: %s\n", devs[d], vkg_last_error(NULL));
@@ -515,7 +538,8 @@ int vkg_cmd_perf(int argc, char **argv) {
         struct vkg_perf_peaks peaks;
         fprintf(stderr, "%s: probing copy bandwidth and FMA throughput ...", slug);
         fflush(stderr);
-        bool have_peaks = vkg_perf_probe_device(devs[d], o.quick, &peaks, msg, sizeof msg);
+        bool have_peaks =
+            !o.child && vkg_perf_probe_device(devs[d], o.quick, &peaks, msg, sizeof msg);
         if (have_peaks)
             fprintf(stderr, " %.1f GB/s, %.1f GFLOP/s (%s)\n", peaks.copy_gbps, peaks.fma_gflops,
                     peaks.timestamps ? "timestamps" : "wall clock");

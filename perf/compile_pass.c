@@ -42,6 +42,8 @@ void vkg_compile_pass_run(const char *what, char *const args[]) {
     double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     if (rc == 0)
         fprintf(stderr, " done, %.0f s\n", s);
+    else if (rc == VKG_COMPILE_PASS_NOTHING)
+        fprintf(stderr, " nothing to compile (no GPU device)\n");
     else if (rc > 0)
         fprintf(stderr, " it exited %d after %.0f s; timing anyway\n", rc, s);
     else

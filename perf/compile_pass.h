@@ -7,12 +7,16 @@
  * every later process. On an H200 with NVIDIA's driver 580 the scan kernels'
  * first builds ran 3-5x slower (Mamba-2 4096 tokens 13.98 vs 2.84 ms, the
  * demo's scan graph 0.382 vs 0.091 ms); with the cache directory emptied or
- * disabled (__GL_SHADER_DISK_CACHE=0) every run is slow. So `vkgrad perf`
- * and `vkgrad demo` first run themselves once in a child process with one
- * repetition (output discarded), then time in this process, which compiles
- * its pipelines afresh and gets the cached builds.
+ * disabled (__GL_SHADER_DISK_CACHE=0) every run is slow. And a process
+ * gets the cached builds only of what was in the cache when it started
+ * using Vulkan: a pass run by a process that had already enumerated the
+ * devices left that process's sweep as slow as without it (H200, Mamba-2
+ * 4096 tokens 10.8 ms). So `vkgrad perf` and `vkgrad demo`, before any
+ * Vulkan call of their own, run themselves once as a child
+ * (--compile-pass-child: one repetition, nothing kept, output discarded;
+ * in auto mode the child skips CPU devices), then time.
  *
- *     char *args[] = {"perf", "--device", "0", "--reps", "1", ..., NULL};
+ *     char *args[] = {"perf", "--compile-pass-child", ..., NULL};
  *     int rc = vkg_compile_pass(args);   // the child's exit status, -1: not run
  */
 #ifndef VKGRAD_PERF_COMPILE_PASS_H
@@ -35,11 +39,16 @@ enum vkg_compile_pass_mode { VKG_COMPILE_PASS_AUTO, VKG_COMPILE_PASS_ON, VKG_COM
 /* Whether mode asks for a pass on a device (is_cpu: lavapipe and the like). */
 bool vkg_compile_pass_wanted(enum vkg_compile_pass_mode mode, bool is_cpu);
 
+/* The child's exit status when no device wanted a pass (auto mode, CPU
+ * devices only). */
+#define VKG_COMPILE_PASS_NOTHING 3
+
 /* --compile-pass / --no-compile-pass: true (and *mode set) when arg is one. */
 bool vkg_compile_pass_parse(const char *arg, enum vkg_compile_pass_mode *mode);
 
 /* The pass with a line on stderr saying what runs and how it ended
- * ("<what>: compiling the kernels in a separate, untimed run ... done, 12 s");
+ * ("<what>: compiling the kernels in a separate, untimed run first ... done,
+ * 12 s", or "... nothing to compile (no GPU device)");
  * a pass that cannot run or fails is said and otherwise ignored: the timed
  * run goes on either way. */
 void vkg_compile_pass_run(const char *what, char *const args[]);

@@ -32,6 +32,7 @@ struct demo_opts {
     bool refused;
     bool profile;
     enum vkg_compile_pass_mode compile_pass;
+    bool child; /* --compile-pass-child: the pass itself (compile_pass.h) */
 };
 
 static void usage(FILE *f) {
@@ -80,6 +81,10 @@ static int parse_opts(int argc, char **argv, struct demo_opts *o) {
             o->profile = true;
         } else if (vkg_compile_pass_parse(a, &o->compile_pass)) {
             /* set */
+        } else if (!strcmp(a, "--compile-pass-child")) {
+            o->child = true;
+            o->reps = 1;
+            o->refused = false;
         } else if ((shared = vkg_perf_parse_shared_opt("vkgrad demo", a, v, MAX_DEVICES - 1,
                                                        &o->device, &o->reps, &o->cpu_threads))) {
             if (shared < 0) return 2;
@@ -303,6 +308,20 @@ int vkg_cmd_demo(int argc, char **argv) {
     struct demo_opts o;
     int rc = parse_opts(argc, argv, &o);
     if (rc >= 0) return rc;
+    if (!o.child && o.compile_pass != VKG_COMPILE_PASS_OFF) {
+        /* Before any Vulkan call of this process (compile_pass.h). */
+        char dev_s[16];
+        char *args[8] = {"demo", "--compile-pass-child"};
+        int n = 2;
+        if (o.compile_pass == VKG_COMPILE_PASS_ON) args[n++] = "--compile-pass";
+        if (o.device >= 0) {
+            snprintf(dev_s, sizeof dev_s, "%d", o.device);
+            args[n++] = "--device";
+            args[n++] = dev_s;
+        }
+        args[n] = NULL;
+        vkg_compile_pass_run("vkgrad demo", args);
+    }
 
     struct vkg_backend *cpu = vkg_backend_cpu_init();
     if (!cpu) {
@@ -324,6 +343,20 @@ int vkg_cmd_demo(int argc, char **argv) {
         for (int i = 0; i < n_dev_all && n_dev < MAX_DEVICES; i++)
             devs[n_dev++] = i;
     }
+    if (o.child) { /* only the devices the pass is for */
+        int k = 0;
+        for (int d = 0; d < n_dev; d++) {
+            struct vkg_vulkan_device_info info;
+            bool is_cpu =
+                vkg_vulkan_device_get_info(devs[d], &info) == VKG_STATUS_OK && info.is_cpu;
+            if (vkg_compile_pass_wanted(o.compile_pass, is_cpu)) devs[k++] = devs[d];
+        }
+        n_dev = k;
+        if (n_dev == 0) {
+            vkg_backend_free(cpu);
+            return VKG_COMPILE_PASS_NOTHING;
+        }
+    }
     struct vkg_backend *vk[MAX_DEVICES] = {0};
     char vk_names[MAX_DEVICES][64];
 
@@ -334,16 +367,6 @@ int vkg_cmd_demo(int argc, char **argv) {
         printf("No Vulkan device%s -- printing the CPU column only.\n",
                vkg_vulkan_available() ? " found" : " (Vulkan not available)");
     for (int d = 0; d < n_dev; d++) {
-        struct vkg_vulkan_device_info info;
-        bool is_cpu = vkg_vulkan_device_get_info(devs[d], &info) == VKG_STATUS_OK && info.is_cpu;
-        if (vkg_compile_pass_wanted(o.compile_pass, is_cpu)) {
-            char dev_s[16], what[32];
-            snprintf(dev_s, sizeof dev_s, "%d", devs[d]);
-            snprintf(what, sizeof what, "Vulkan%d", devs[d]);
-            char *args[] = {"demo",         "--device",          dev_s, "--reps", "1",
-                            "--no-refused", "--no-compile-pass", NULL};
-            vkg_compile_pass_run(what, args);
-        }
         vk[d] = vkg_backend_vulkan_init(devs[d]);
         snprintf(vk_names[d], sizeof vk_names[d], "%s",
                  vk[d] ? vkg_backend_name(vk[d]) : "Vulkan?");
@@ -444,5 +467,5 @@ int vkg_cmd_demo(int argc, char **argv) {
     for (int d = 0; d < n_dev; d++)
         vkg_backend_free(vk[d]);
     vkg_backend_free(cpu);
-    return all_ok ? 0 : 1;
+    return all_ok || o.child ? 0 : 1;
 }

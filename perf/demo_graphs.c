@@ -534,7 +534,8 @@ enum vkg_status vkg_demo_run(struct vkg_backend **backends, int n_backends,
             res->node_time_is_gpu = vkg_sched_node_time_is_gpu(r.sched, r.probe);
             for (int k = 0; k < n_nodes; k++) {
                 const struct vkg_tensor *nd = vkg_graph_node(r.graph, k);
-                node_us[(size_t)k * (size_t)n + (size_t)i] = vkg_sched_get_node_time_us(r.sched, nd);
+                node_us[(size_t)k * (size_t)n + (size_t)i] =
+                    vkg_sched_get_node_time_us(r.sched, nd);
                 node_gpu[k] = vkg_sched_node_time_is_gpu(r.sched, nd);
             }
         }
