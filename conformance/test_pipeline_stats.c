@@ -145,6 +145,22 @@ static void pipeline_csv__missing_statistics_say_why(void **state) {
     free(buf);
 }
 
+/* vkgrad's own row per pipeline: invocations per workgroup from the SPIR-V,
+ * after the driver's rows, none when the size is unknown (zeros). */
+static void pipeline_csv__invocations_row(void **state) {
+    (void)state;
+    const struct vkg_vulkan_pipeline_stats p = {.kernel = "reduce",
+                                                .missing = "created while capture was off",
+                                                .workgroup_size = {16, 4, 2}};
+    int rows;
+    char *text = format_rows("dev", &p, &rows);
+    assert_int_equal(rows, 2);
+    assert_string_equal(text, "dev,reduce,,," VKG_PERF_PIPELINE_UNAVAILABLE
+                              ",created while capture was off\n"
+                              "dev,reduce,,," VKG_PERF_PIPELINE_INVOCATIONS ",128\n");
+    free(text);
+}
+
 static void pipeline_csv__spec_and_values_text(void **state) {
     (void)state;
     char buf[64];
@@ -238,6 +254,42 @@ static void capture__unsupported_names_device_else_statistics(void **state) {
 static void noop_pipeline(const struct vkg_vulkan_pipeline_stats *p, void *user) {
     (void)p;
     (void)user;
+}
+
+/* Every pipeline's workgroup size, read from its SPIR-V: y = z = 1 for
+ * these kernels; the cross-entropy kernels' x is specialization constant 0
+ * (local_size_x_id), so it must equal spec[0], not the module's default. */
+struct sizes_seen {
+    int pipelines, spec_sized, bad;
+    char first_bad[160];
+};
+
+static void check_size(const struct vkg_vulkan_pipeline_stats *p, void *user) {
+    struct sizes_seen *s = user;
+    s->pipelines++;
+    const uint32_t *w = p->workgroup_size;
+    bool ok = w[0] >= 1 && w[0] <= 1024 && w[1] == 1 && w[2] == 1;
+    if (!strncmp(p->kernel, "cross_entropy", 13)) {
+        s->spec_sized++;
+        ok = ok && p->n_spec >= 1 && w[0] == p->spec[0];
+    }
+    if (!ok && !s->bad++)
+        snprintf(s->first_bad, sizeof s->first_bad, "%s: %ux%ux%u (spec[0] %u)", p->kernel, w[0],
+                 w[1], w[2], p->n_spec ? p->spec[0] : 0u);
+}
+
+static void workgroup_size__read_from_spirv_with_spec_constants(void **state) {
+    (void)state;
+    if (no_device_skip()) skip();
+    struct vkg_backend *vk = vkg_backend_vulkan_init(0);
+    assert_non_null(vk);
+    run_shape(vk, vkg_perf_out_prod(256, 128, 64, false));
+    run_shape(vk, vkg_perf_ce(256, 512));
+    struct sizes_seen s = {0};
+    assert_int_equal(vkg_vulkan_pipeline_stats_foreach(vk, check_size, &s), VKG_STATUS_OK);
+    if (s.bad) fail_msg("case %d of %d pipelines: %s", s.bad, s.pipelines, s.first_bad);
+    if (s.spec_sized == 0) fail_msg("case no cross-entropy pipeline among %d", s.pipelines);
+    vkg_backend_free(vk);
 }
 
 static void capture__non_vulkan_is_invalid_argument(void **state) {
@@ -340,6 +392,8 @@ int main(void) {
         cmocka_unit_test(pipeline_csv__every_format_and_quoting),
         cmocka_unit_test(pipeline_csv__missing_statistics_say_why),
         cmocka_unit_test(pipeline_csv__spec_and_values_text),
+        cmocka_unit_test(pipeline_csv__invocations_row),
+        cmocka_unit_test(workgroup_size__read_from_spirv_with_spec_constants),
         cmocka_unit_test(capture__non_vulkan_is_invalid_argument),
         cmocka_unit_test(capture__unsupported_names_device_else_statistics),
         cmocka_unit_test(perf_cli__pipeline_stats_bad_input_exit_2),

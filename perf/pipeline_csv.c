@@ -75,6 +75,13 @@ int vkg_perf_pipeline_csv_rows(struct vkg_csv *w, const char *device,
             p->missing ? p->missing : "the driver reported no executables");
         rows++;
     }
+    const uint64_t inv =
+        (uint64_t)p->workgroup_size[0] * p->workgroup_size[1] * p->workgroup_size[2];
+    if (inv) {
+        snprintf(value, sizeof value, "%llu", (unsigned long long)inv);
+        row(w, device, p->kernel, spec, "", VKG_PERF_PIPELINE_INVOCATIONS, value);
+        rows++;
+    }
     return rows;
 }
 

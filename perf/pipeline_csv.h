@@ -29,6 +29,9 @@
 #define VKG_PERF_PIPELINE_CSV_N_COLUMNS 6
 /* The statistic column of a row that explains an absence. */
 #define VKG_PERF_PIPELINE_UNAVAILABLE "unavailable"
+/* The row vkgrad adds per pipeline (executable empty): invocations per
+ * workgroup, read from the SPIR-V, not from the driver. */
+#define VKG_PERF_PIPELINE_INVOCATIONS "Invocations per workgroup (SPIR-V)"
 
 void vkg_perf_pipeline_csv_header(struct vkg_csv *w);
 /* The rows of one pipeline: one per statistic, and an "unavailable" row for

@@ -297,15 +297,20 @@ def pipeline_table(d):
             continue
         if stat not in stats:
             stats.append(stat)
-        key = (kernel, r.get("spec", ""), r.get("executable", ""))
-        rows.setdefault(key, {})[stat] = r.get("value", "")
+        # A row per pipeline: its executables' statistics and vkgrad's own
+        # (empty executable) side by side.
+        key = (kernel, r.get("spec", ""))
+        vals = rows.setdefault(key, {"": ""})
+        vals[stat] = r.get("value", "")
+        if r.get("executable") and not vals[""]:
+            vals[""] = r["executable"]
     out = ["<p>%s</p>" % html.escape(n) for n in notes]
     if rows:
         out.append("<table class='perf'><tr><th>kernel</th><th>spec</th><th>executable</th>" +
                    "".join("<th>%s</th>" % html.escape(s) for s in stats) + "</tr>")
-        for (kernel, spec, exe), vals in rows.items():
+        for (kernel, spec), vals in rows.items():
             out.append("<tr><td class='l'><code>%s</code></td><td class='l'>%s</td><td>%s</td>%s</tr>"
-                       % (html.escape(kernel), html.escape(spec), html.escape(exe),
+                       % (html.escape(kernel), html.escape(spec), html.escape(vals[""]),
                           "".join("<td>%s</td>" % html.escape(vals.get(s, "")) for s in stats)))
         out.append("</table>")
     return "\n".join(out) if out else "<p>No pipeline statistics recorded.</p>"

@@ -216,12 +216,14 @@ void vkg_vk_pipelines_foreach_stats(struct vkg_vk_device *dev, vkg_vulkan_pipeli
             fn(vkg_vk_pipeline_stats_view(e->stats), user);
             continue;
         }
-        const struct vkg_vulkan_pipeline_stats none = {
+        struct vkg_vulkan_pipeline_stats none = {
             .kernel = vkg_vk_kernel_short_name(e->k),
             .n_spec = e->n_spec,
             .spec = e->spec,
             .missing = "created while capture was off",
         };
+        vkg_vk_spirv_workgroup_size(e->k->spirv, e->k->spirv_bytes / 4, e->spec, e->n_spec,
+                                    none.workgroup_size);
         fn(&none, user);
     }
 }

@@ -7,7 +7,8 @@
  *   pipeline.c shader modules, layouts and pipelines, created lazily and
  *              cached per (kernel, specialization constants).
  *   pipeline_stats.c  the driver's statistics of each pipeline (registers,
- *              spills...) through VK_KHR_pipeline_executable_properties.
+ *              spills...) through VK_KHR_pipeline_executable_properties;
+ *              spirv_workgroup.c its workgroup size, read from the SPIR-V.
  *   encoder.c  what op files call while a node is recorded: vkg_vk_dispatch,
  *              vkg_vk_barrier, vkg_vk_scratch, vkg_vk_elem_offset.
  *   backend.c  the backend iface: supports_op through the op-family table,
@@ -204,6 +205,11 @@ vkg_vk_pipeline_stats_view(const struct vkg_vk_pipeline_stats *s);
 void vkg_vk_pipeline_stats_free(struct vkg_vk_pipeline_stats *s); /* NULL: no-op */
 /* k's name without the "vkg_vk_spv_" prefix of its SPIR-V array. */
 const char *vkg_vk_kernel_short_name(const struct vkg_vk_kernel *k);
+/* The workgroup size of the compute shader in words (n_words 32-bit words)
+ * with specialization constants spec[0..n_spec) (spirv_workgroup.c); false
+ * and zeros when the module does not say or is malformed. */
+bool vkg_vk_spirv_workgroup_size(const uint32_t *words, size_t n_words, const uint32_t *spec,
+                                 uint32_t n_spec, uint32_t out[3]);
 
 /* ---- the encoder: what op families call (encoder.c) ------------------------- */
 

@@ -107,6 +107,11 @@ struct vkg_vulkan_pipeline_stats {
     const char *missing;
     int n_executables;
     const struct vkg_vulkan_pipeline_executable *executables;
+    /* Invocations per workgroup along x, y, z, read from the shader's SPIR-V
+     * with the pipeline's specialization constants (not from the driver);
+     * zeros when the module does not say. Registers per invocation times
+     * their product is what bounds the workgroups one multiprocessor holds. */
+    uint32_t workgroup_size[3];
 };
 
 typedef void (*vkg_vulkan_pipeline_stats_fn)(const struct vkg_vulkan_pipeline_stats *pipeline,
