@@ -472,17 +472,8 @@ int vkg_cmd_perf(int argc, char **argv) {
             devs[n_dev++] = i;
     }
 
-    if (o.child) { /* only the devices the pass is for */
-        int k = 0;
-        for (int d = 0; d < n_dev; d++) {
-            struct vkg_vulkan_device_info info;
-            bool is_cpu =
-                vkg_vulkan_device_get_info(devs[d], &info) == VKG_STATUS_OK && info.is_cpu;
-            if (vkg_compile_pass_wanted(o.compile_pass, is_cpu)) devs[k++] = devs[d];
-        }
-        n_dev = k;
-        if (n_dev == 0) return VKG_COMPILE_PASS_NOTHING;
-    }
+    if (o.child && (n_dev = vkg_compile_pass_devices(o.compile_pass, devs, n_dev)) == 0)
+        return VKG_COMPILE_PASS_NOTHING;
 
     struct vkg_perf_shape shapes[64];
     int n_shapes = o.quick ? sweep_quick(shapes, 64) : sweep_full(shapes, 64);

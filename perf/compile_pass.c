@@ -22,6 +22,16 @@ bool vkg_compile_pass_wanted(enum vkg_compile_pass_mode mode, bool is_cpu) {
     return mode == VKG_COMPILE_PASS_ON || (mode == VKG_COMPILE_PASS_AUTO && !is_cpu);
 }
 
+int vkg_compile_pass_devices(enum vkg_compile_pass_mode mode, int *devs, int n) {
+    int k = 0;
+    for (int d = 0; d < n; d++) {
+        struct vkg_vulkan_device_info info;
+        bool is_cpu = vkg_vulkan_device_get_info(devs[d], &info) == VKG_STATUS_OK && info.is_cpu;
+        if (vkg_compile_pass_wanted(mode, is_cpu)) devs[k++] = devs[d];
+    }
+    return k;
+}
+
 bool vkg_compile_pass_parse(const char *arg, enum vkg_compile_pass_mode *mode) {
     if (!strcmp(arg, "--compile-pass"))
         *mode = VKG_COMPILE_PASS_ON;

@@ -43,6 +43,10 @@ bool vkg_compile_pass_wanted(enum vkg_compile_pass_mode mode, bool is_cpu);
  * devices only). */
 #define VKG_COMPILE_PASS_NOTHING 3
 
+/* For the child: keeps, in order, the devices of devs[0..n) that mode wants
+ * a pass on; returns how many. */
+int vkg_compile_pass_devices(enum vkg_compile_pass_mode mode, int *devs, int n);
+
 /* --compile-pass / --no-compile-pass: true (and *mode set) when arg is one. */
 bool vkg_compile_pass_parse(const char *arg, enum vkg_compile_pass_mode *mode);
 

@@ -343,19 +343,9 @@ int vkg_cmd_demo(int argc, char **argv) {
         for (int i = 0; i < n_dev_all && n_dev < MAX_DEVICES; i++)
             devs[n_dev++] = i;
     }
-    if (o.child) { /* only the devices the pass is for */
-        int k = 0;
-        for (int d = 0; d < n_dev; d++) {
-            struct vkg_vulkan_device_info info;
-            bool is_cpu =
-                vkg_vulkan_device_get_info(devs[d], &info) == VKG_STATUS_OK && info.is_cpu;
-            if (vkg_compile_pass_wanted(o.compile_pass, is_cpu)) devs[k++] = devs[d];
-        }
-        n_dev = k;
-        if (n_dev == 0) {
-            vkg_backend_free(cpu);
-            return VKG_COMPILE_PASS_NOTHING;
-        }
+    if (o.child && (n_dev = vkg_compile_pass_devices(o.compile_pass, devs, n_dev)) == 0) {
+        vkg_backend_free(cpu);
+        return VKG_COMPILE_PASS_NOTHING;
     }
     struct vkg_backend *vk[MAX_DEVICES] = {0};
     char vk_names[MAX_DEVICES][64];
