@@ -212,18 +212,16 @@ void vkg_vk_pipelines_foreach_stats(struct vkg_vk_device *dev, vkg_vulkan_pipeli
     const struct vkg_vk_pipeline_cache *c = dev->pipelines;
     for (int i = 0; c && i < c->n_pipes; i++) {
         const struct pipeline_entry *e = &c->pipes[i];
-        if (e->stats) {
-            fn(vkg_vk_pipeline_stats_view(e->stats), user);
-            continue;
-        }
-        struct vkg_vulkan_pipeline_stats none = {
-            .kernel = vkg_vk_kernel_short_name(e->k),
-            .n_spec = e->n_spec,
-            .spec = e->spec,
-            .missing = "created while capture was off",
-        };
+        struct vkg_vulkan_pipeline_stats p = e->stats
+                                                 ? *vkg_vk_pipeline_stats_view(e->stats)
+                                                 : (struct vkg_vulkan_pipeline_stats){
+                                                       .kernel = vkg_vk_kernel_short_name(e->k),
+                                                       .n_spec = e->n_spec,
+                                                       .spec = e->spec,
+                                                       .missing = "created while capture was off",
+                                                   };
         vkg_vk_spirv_workgroup_size(e->k->spirv, e->k->spirv_bytes / 4, e->spec, e->n_spec,
-                                    none.workgroup_size);
-        fn(&none, user);
+                                    p.workgroup_size);
+        fn(&p, user);
     }
 }

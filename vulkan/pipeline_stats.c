@@ -144,8 +144,6 @@ struct vkg_vk_pipeline_stats *vkg_vk_pipeline_stats_query(struct vkg_vk_device *
                                                 .missing = s->missing[0] ? s->missing : NULL,
                                                 .n_executables = s->n_exes,
                                                 .executables = s->exes};
-    vkg_vk_spirv_workgroup_size(k->spirv, k->spirv_bytes / 4, spec, n_spec,
-                                s->pub.workgroup_size);
     return s;
 }
 
