@@ -40,7 +40,21 @@
  *   (127 registers) with 528 / 660 / 792 workgroups: 0.086 / 0.091 / 0.087.
  *   v32p with 132 / 198 / 330 / 396
  *   workgroups: 0.103 / 0.083 / 0.095 / 0.084 (2 per multiprocessor fill
- *   the H200 exactly). Measured there and slower, round 4: persistent
+ *   the H200 exactly).
+ *   Round 6 (alternating runs in one visit, registers from the driver's
+ *   statistics): ranges balanced by vec4 groups instead of whole units
+ *   (each ends mid-step, so every workgroup walks 18 steps where v32p's
+ *   walk 17, a few of them nearly empty): 0.0786-0.0793 ms against
+ *   0.0744-0.0746 -- time follows the steps walked, not the bytes; an L2
+ *   prefetch (one scalar load per 128-byte line of g and/or sx two steps
+ *   ahead, added up an iteration later): 80-84 registers, so one
+ *   workgroup per multiprocessor, 0.098-0.108 ms; the same with c kept in
+ *   shared memory to stay at 64 registers (no spills): 0.0793-0.0801 (g
+ *   only) and 0.0838-0.0846 (g and sx) against 0.0749-0.0756, so the
+ *   extra L2 traffic costs more than the latency it hides; c in shared
+ *   memory alone 0.0739-0.0753 (equal); 64 channels x 1024 invocations
+ *   (the compiler must fit 64 registers) 0.0853-0.0864, with the g
+ *   prefetch 0.0823-0.0835. Measured there and slower, round 4: persistent
  *   32 x 256 (0.089-0.091), 32 x 128 with 256 invocations (0.084-0.087),
  *   8 x 256 with 256 invocations (0.078 / 0.106 at 528 / 792 workgroups),
  *   persistent 16 x 256 with 132 / 264

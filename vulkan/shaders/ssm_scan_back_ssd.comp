@@ -54,13 +54,20 @@ void ssd_chunk_setup(uint q, uint h, uint c) {
         sL[i] = dtp * A;
     }
     barrier();
-    if (tid == 0) {
+    // The cumulative sum, in parallel: each token's prefix added in index
+    // order (so bitwise the serial sum), staged in seL, then copied back.
+    // One invocation walking all Q tokens cost every workgroup Q dependent
+    // shared-memory round trips.
+    for (uint i = tid; i < Q; i += WG) {
         float acc = 0.0;
-        for (uint i = 0; i < Q; i++) {
-            acc += sL[i];
-            sL[i] = acc;
-        }
+        [[unroll]] for (uint j = 0; j < Q; j++)
+            if (j <= i)
+                acc += sL[j];
+        seL[i] = acc;
     }
+    barrier();
+    for (uint i = tid; i < Q; i += WG)
+        sL[i] = seL[i];
     barrier();
     for (uint i = tid; i < Q; i += WG) {
         seL[i] = exp(sL[i]);
