@@ -334,7 +334,7 @@ static void perf_cli__pipeline_stats_rows_per_device(void **state) {
     line[strcspn(line, "\n")] = 0;
     assert_string_equal(line, VKG_PERF_PIPELINE_CSV_COLUMNS);
     static char fields[6][256];
-    int rows = 0, unavailable_ext = 0, statistics = 0;
+    int rows = 0, unavailable_ext = 0, statistics = 0, invocations = 0;
     while (fgets(line, sizeof line, f)) {
         rows++;
         int n = vkg_csv_parse(line, &fields[0][0], 256, 6);
@@ -344,6 +344,13 @@ static void perf_cli__pipeline_stats_rows_per_device(void **state) {
         if (!fields[0][0]) fail_msg("case row %d: empty device: %s", rows, line);
         if (!strcmp(fields[4], VKG_PERF_PIPELINE_UNAVAILABLE)) {
             if (strstr(fields[5], "VK_KHR_pipeline_executable_properties")) unavailable_ext++;
+        } else if (!strcmp(fields[4], VKG_PERF_PIPELINE_INVOCATIONS)) {
+            /* vkgrad's own row: from the SPIR-V, so no driver executable. */
+            invocations++;
+            if (!fields[1][0] || fields[3][0] || atoi(fields[5]) < 1)
+                fail_msg("case row %d: the invocations row needs a kernel, no executable and "
+                         "a count >= 1: %s",
+                         rows, line);
         } else {
             statistics++;
             if (!fields[1][0] || !fields[3][0] || !fields[5][0])
@@ -363,6 +370,8 @@ static void perf_cli__pipeline_stats_rows_per_device(void **state) {
     if (n_dev > 0 && statistics == 0 && unavailable_ext != n_dev)
         fail_msg("case %d devices: %d 'unavailable' rows, expected one per device", n_dev,
                  unavailable_ext);
+    if (statistics > 0 && invocations == 0)
+        fail_msg("case: driver statistics but no '%s' row", VKG_PERF_PIPELINE_INVOCATIONS);
 }
 
 static void perf_cli__pipeline_stats_bad_input_exit_2(void **state) {
