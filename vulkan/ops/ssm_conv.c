@@ -54,7 +54,14 @@
  *   extra L2 traffic costs more than the latency it hides; c in shared
  *   memory alone 0.0739-0.0753 (equal); 64 channels x 1024 invocations
  *   (the compiler must fit 64 registers) 0.0853-0.0864, with the g
- *   prefetch 0.0823-0.0835. Measured there and slower, round 4: persistent
+ *   prefetch 0.0823-0.0835; v32p with two g buffers and one barrier per
+ *   step (the next step's g stored, the one after loaded, while a step
+ *   computes): the driver gives it 128 registers, so one workgroup per
+ *   multiprocessor, 0.1033-0.1041 ms against 0.0740-0.0749 (16 channels x
+ *   256 invocations the same way: 0.0948). v32p sits at exactly the 64
+ *   registers that let two workgroups share a multiprocessor, and every
+ *   change that adds loads in flight has so far cost more registers than
+ *   that. Measured there and slower, round 4: persistent
  *   32 x 256 (0.089-0.091), 32 x 128 with 256 invocations (0.084-0.087),
  *   8 x 256 with 256 invocations (0.078 / 0.106 at 528 / 792 workgroups),
  *   persistent 16 x 256 with 132 / 264

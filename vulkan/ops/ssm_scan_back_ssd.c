@@ -44,7 +44,28 @@
  * reaches only ~15 TFLOP/s: halving its shared-memory loads per FMA (P2W,
  * WMAP) and its barriers (K2) gained 10%, so the bound is elsewhere (its
  * global loads of s_in / lam from memory, one k-step ahead, with one or two
- * workgroups per SM is the likely one). Q is 32 where 64 does not fit
+ * workgroups per SM is the likely one).
+ * Round 6 (H200, alternating runs of the same visit; registers and binary
+ * size from the driver's statistics): each chunk's cumulative log decay
+ * summed by every invocation for its own token in index order (bitwise the
+ * serial sum) instead of by one invocation: 64 heads x 4096 tokens
+ * 2.79-2.85 ms against 2.82-2.85, 1024 tokens 0.777-0.781 against
+ * 0.782-0.787 (kept). Measured and not kept: SSD_MAIN's epilogue sums
+ * unrolled, in the same order, and the <lam, s_in> sum moved to another
+ * warp (241 registers as before, binary 135 -> 143 KB): 3.03-3.21 ms;
+ * with that, s_in and lam fetched into L2 by one scalar load per line
+ * while phase 1 runs: 3.17-3.39; the k-step loops of SSD_SUM and SSD_MAIN
+ * marked [[dont_unroll]] (the driver unrolled them all the same: same
+ * size, same time), then given a bound the compiler cannot see (rolled:
+ * SSD_MAIN 183 registers, 116 KB, still one workgroup per SM): 3.26 ms
+ * against 2.88; SSD_SUM as one product per workgroup (S or R), 8 x 4
+ * blocks over 128 rows of n, both operands vec4 (3 16-byte loads per 32
+ * FMA instead of 8 scalar and 2 16-byte), the p-side tile staged once per
+ * chunk (79 registers): 2.98-3.02 ms against 2.84-2.89, and the same
+ * with 16-token k-steps (127 registers) 3.03-3.10. SSD_MAIN's time moves
+ * with changes far from its inner loops (an epilogue run once per
+ * workgroup), so its bound is not the FMA or shared-memory pipes; the
+ * driver's statistics do not say what it is. Q is 32 where 64 does not fit
  * shared memory (lavapipe's 32 KiB). The path declines the node (returns
  * false) for Mamba-1, when no layout fits, when a scratch binding would
  * pass maxStorageBufferRange or 32-bit indexing, and on CPU devices when a
