@@ -11,6 +11,13 @@
 enum vkg_status vkg_perf_time_node(struct vkg_backend **backends, int n_backends,
                                    const struct vkg_perf_shape *s, int reps, bool warm_up,
                                    uint64_t seed, struct vkg_perf_timing *t) {
+    return vkg_perf_time_node_hook(backends, n_backends, s, reps, warm_up, seed, t, NULL, NULL);
+}
+
+enum vkg_status vkg_perf_time_node_hook(struct vkg_backend **backends, int n_backends,
+                                        const struct vkg_perf_shape *s, int reps, bool warm_up,
+                                        uint64_t seed, struct vkg_perf_timing *t,
+                                        void (*after_profiled)(void *user), void *user) {
     memset(t, 0, sizeof *t);
     t->wall_ms = t->node_ms = NAN;
     struct vkg_graph *g = NULL;
@@ -98,6 +105,7 @@ enum vkg_status vkg_perf_time_node(struct vkg_backend **backends, int n_backends
         if (!st && !cpu_only) {
             vkg_sched_set_profiling(sched, true);
             st = vkg_sched_graph_compute(sched, g);
+            if (!st && after_profiled) after_profiled(user);
         }
         if (st) {
             snprintf(t->error, sizeof t->error, "compute: %s (%s)", vkg_status_str(st),

@@ -37,6 +37,13 @@ enum vkg_status vkg_perf_time_node(struct vkg_backend **backends, int n_backends
                                    const struct vkg_perf_shape *s, int reps, bool warm_up,
                                    uint64_t seed, struct vkg_perf_timing *t);
 
+/* The same, calling after_profiled(user) after each rep's profiled compute
+ * (none on the CPU-only column): e.g. to read per-dispatch times. */
+enum vkg_status vkg_perf_time_node_hook(struct vkg_backend **backends, int n_backends,
+                                        const struct vkg_perf_shape *s, int reps, bool warm_up,
+                                        uint64_t seed, struct vkg_perf_timing *t,
+                                        void (*after_profiled)(void *user), void *user);
+
 /* The CPU anchor for OUT_PROD: cblas_sgemm of the same m, n, K with threads
  * OpenBLAS threads; median ms of reps after one warm-up, NaN if memory fails. */
 double vkg_perf_time_sgemm(const struct vkg_perf_shape *s, int reps, int threads);

@@ -3,8 +3,9 @@
 # chart as SVG and PNG, index.html and the raw results, all non-empty, and
 # that the PNGs are PNGs and the SVGs SVGs. pipelines.csv (the driver's
 # pipeline statistics) is checked where present: its header and at least one
-# row, which may be the one saying the driver offers none; reports made
-# before it existed pass without it. Exit 1 naming the first problem.
+# row, which may be the one saying the driver offers none; stages.csv (each
+# op's time per dispatch) the same way, header and rows. Reports made before
+# either existed pass without them. Exit 1 naming the first problem.
 set -uo pipefail
 if [ $# -ne 1 ]; then
   echo "usage: perf/check_report.sh DIR" >&2
@@ -33,6 +34,15 @@ if [ -e "$dir/pipelines.csv" ]; then
     status=1
   elif [ "$(wc -l < "$dir/pipelines.csv")" -lt 2 ]; then
     echo "check_report: $dir/pipelines.csv has no rows" >&2
+    status=1
+  fi
+fi
+if [ -e "$dir/stages.csv" ]; then
+  if [ "$(head -n 1 "$dir/stages.csv")" != "device,device_slug,op,variant,shape,node,dispatch,kernel,gpu_ms,node_ms,reps,note" ]; then
+    echo "check_report: $dir/stages.csv does not start with the stages header" >&2
+    status=1
+  elif [ "$(wc -l < "$dir/stages.csv")" -lt 2 ]; then
+    echo "check_report: $dir/stages.csv has no rows" >&2
     status=1
   fi
 fi

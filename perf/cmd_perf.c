@@ -32,6 +32,7 @@
 #include "compile_pass.h"
 #include "pipeline_csv.h"
 #include "probe.h"
+#include "stages.h"
 
 #define MAX_DEVICES       16
 #define MAX_PENDING       72 /* rows of one device held for their CPU columns */
@@ -109,6 +110,7 @@ struct perf_opts {
     bool no_cpu, no_refused, list_devices;
     const char *csv;
     const char *pipeline_stats; /* --pipeline-stats FILE, or NULL */
+    const char *stages;         /* --stages FILE, or NULL */
     const char *shape;          /* substring of the shape string, or NULL for every shape */
     const char *ops_arg;        /* --ops as given, or NULL */
     bool ops[VKG_PERF_N_OPS];
@@ -124,7 +126,8 @@ static void usage(FILE *f) {
         f,
         "usage: vkgrad perf [--device N|all] [--quick] [--ops LIST] [--reps N] [--csv FILE]\n"
         "                   [--shape TEXT] [--cpu-threads N] [--cpu-cap-gflop X] [--no-cpu]\n"
-        "                   [--no-refused] [--pipeline-stats FILE] [--[no-]compile-pass]\n"
+        "                   [--no-refused] [--pipeline-stats FILE] [--stages FILE]\n"
+        "                   [--[no-]compile-pass]\n"
         "       vkgrad perf --list-devices\n"
         "\n"
         "Benchmarks the backward ops per shape, from the demo's sizes up to GPU-saturating\n"
@@ -153,6 +156,12 @@ static void usage(FILE *f) {
         "'" VKG_PERF_PIPELINE_UNAVAILABLE "');\n"
         "                       gathered after the timings by computing each shape\n"
         "                       once more, untimed\n"
+        "  --stages FILE        each op's GPU time split into its dispatches (a scan runs\n"
+        "                       summaries, a carry, a main kernel and a reduce), as CSV:\n"
+        "                       device,device_slug,op,variant,shape,node,dispatch,kernel,\n"
+        "                       gpu_ms,node_ms,reps,note (medians over --reps computes of\n"
+        "                       a fresh backend with a timestamp after every dispatch,\n"
+        "                       after the timings, which they leave alone)\n"
         "  --no-compile-pass    time without first running the same sweep once, untimed,\n"
         "                       in a separate process (default: that pass on every device\n"
         "                       that is not a CPU device; --compile-pass: on every device).\n"
@@ -259,6 +268,12 @@ static int parse_opts(int argc, char **argv, struct perf_opts *o) {
                 fprintf(stderr, "vkgrad perf: --pipeline-stats wants a file name, got '%s'\n", v);
                 return 2;
             }
+        } else if (!strcmp(a, "--stages") && v) {
+            o->stages = argv[++i];
+            if (!*v || *v == '-') {
+                fprintf(stderr, "vkgrad perf: --stages wants a file name, got '%s'\n", v);
+                return 2;
+            }
         } else if (!strcmp(a, "--shape") && v) {
             o->shape = argv[++i];
         } else if (!strcmp(a, "--ops") && v) {
@@ -274,12 +289,18 @@ static int parse_opts(int argc, char **argv, struct perf_opts *o) {
         o->reps = 1;
         o->no_cpu = o->no_refused = true;
         o->csv = "/dev/null";
-        o->pipeline_stats = NULL;
+        o->pipeline_stats = o->stages = NULL;
     }
     if (!o->reps) o->reps = o->quick ? 3 : 20;
     if (o->pipeline_stats && o->csv && !strcmp(o->pipeline_stats, o->csv)) {
         fprintf(stderr, "vkgrad perf: --pipeline-stats and --csv name the same file '%s'\n",
                 o->csv);
+        return 2;
+    }
+    if (o->stages && ((o->csv && !strcmp(o->stages, o->csv)) ||
+                      (o->pipeline_stats && !strcmp(o->stages, o->pipeline_stats)))) {
+        fprintf(stderr, "vkgrad perf: --stages names the same file as --%s: '%s'\n",
+                o->csv && !strcmp(o->stages, o->csv) ? "csv" : "pipeline-stats", o->stages);
         return 2;
     }
     return -1;
@@ -291,6 +312,7 @@ struct sweep {
     const struct perf_opts *o;
     struct vkg_csv csv;
     struct vkg_csv stats; /* --pipeline-stats: .f is NULL without it */
+    struct vkg_csv stages; /* --stages: .f is NULL without it */
     struct vkg_backend *cpu;
     int row, n_rows;
     /* A device's rows wait here for their CPU columns: those run after all
@@ -332,6 +354,28 @@ static void pipeline_stats_pass(struct sweep *sw, int dev, const char *desc, con
     }
     int n = vkg_perf_pipeline_csv_backend(&sw->stats, desc, vk);
     fprintf(stderr, " %d rows -> %s\n", n, sw->o->pipeline_stats);
+    vkg_backend_free(vk);
+}
+
+/* --stages: a fresh backend on device dev with dispatch timing on times each
+ * selected shape again (stages.h); a device whose queue writes no
+ * timestamps gets one note row per shape. */
+static void stages_pass(struct sweep *sw, int dev, const char *desc, const char *slug,
+                        const struct vkg_perf_shape *shapes, int n_shapes) {
+    struct vkg_backend *vk = vkg_backend_vulkan_init(dev);
+    if (!vk || vkg_vulkan_dispatch_timing(vk, true) != VKG_STATUS_OK) {
+        fprintf(stderr, "vkgrad perf: --stages: %s\n", vkg_last_error(NULL));
+        vkg_backend_free(vk);
+        return;
+    }
+    fprintf(stderr, "%s: timing each op's dispatches ...", slug);
+    fflush(stderr);
+    int rows = 0;
+    for (int i = 0; i < n_shapes; i++)
+        if (op_selected(sw->o, &shapes[i]))
+            rows += vkg_perf_stages_shape(&sw->stages, vk, desc, slug, &shapes[i], sw->o->reps,
+                                          SEED);
+    fprintf(stderr, " %d rows -> %s\n", rows, sw->o->stages);
     vkg_backend_free(vk);
 }
 
@@ -494,16 +538,25 @@ int vkg_cmd_perf(int argc, char **argv) {
         if (o.csv) fclose(sw.csv.f);
         return 2;
     }
+    if (o.stages && !(sw.stages.f = fopen(o.stages, "w"))) {
+        fprintf(stderr, "vkgrad perf: --stages: cannot write %s: %s\n", o.stages,
+                strerror(errno));
+        if (o.csv) fclose(sw.csv.f);
+        if (sw.stats.f) fclose(sw.stats.f);
+        return 2;
+    }
     sw.cpu = vkg_backend_cpu_init();
     if (!sw.cpu) {
         fprintf(stderr, "vkgrad perf: CPU backend: %s\n", vkg_last_error(NULL));
         if (o.csv) fclose(sw.csv.f);
         if (sw.stats.f) fclose(sw.stats.f);
+        if (sw.stages.f) fclose(sw.stages.f);
         return 1;
     }
     if (o.cpu_threads) vkg_backend_cpu_set_n_threads(sw.cpu, o.cpu_threads);
     vkg_perf_csv_header(&sw.csv);
     if (sw.stats.f) vkg_perf_pipeline_csv_header(&sw.stats);
+    if (sw.stages.f) vkg_perf_stages_header(&sw.stages);
     int failures = 0;
 
     if (n_dev == 0) {
@@ -511,6 +564,9 @@ int vkg_cmd_perf(int argc, char **argv) {
         if (sw.stats.f)
             vkg_perf_pipeline_csv_note(&sw.stats, vkg_backend_description(sw.cpu),
                                        "no Vulkan device: no pipeline statistics");
+        if (sw.stages.f)
+            fprintf(stderr, "vkgrad perf: --stages: no Vulkan device, so %s has its header only\n",
+                    o.stages);
         sw.n_rows = n_sel;
         for (int i = 0; i < n_shapes; i++)
             if (op_selected(&o, &shapes[i]))
@@ -559,6 +615,7 @@ int vkg_cmd_perf(int argc, char **argv) {
         if (sw.stats.f)
             pipeline_stats_pass(&sw, devs[d], desc, slug, shapes, n_shapes, pick,
                                 o.no_refused ? 0 : 4);
+        if (sw.stages.f) stages_pass(&sw, devs[d], desc, slug, shapes, n_shapes);
         flush_pending(&sw);
     }
     vkg_backend_free(sw.cpu);
@@ -568,6 +625,10 @@ int vkg_cmd_perf(int argc, char **argv) {
         if (fclose(sw.stats.f) != 0) stats_ok = false;
     }
     if (!stats_ok) fprintf(stderr, "vkgrad perf: writing %s failed\n", o.pipeline_stats);
+    if (sw.stages.f && (ferror(sw.stages.f) | (fclose(sw.stages.f) != 0))) {
+        fprintf(stderr, "vkgrad perf: writing %s failed\n", o.stages);
+        stats_ok = false;
+    }
     if (o.csv && fclose(sw.csv.f) != 0) {
         fprintf(stderr, "vkgrad perf: writing %s failed\n", o.csv);
         return 1;

@@ -8,6 +8,7 @@ Inputs in DIR (written by perf/run.sh):
   conform.txt     the conformance console summary
   compare.txt     `vkgrad compare` against the committed baseline (optional)
   pipelines.csv   `vkgrad perf --pipeline-stats`: the driver's statistics per kernel (optional)
+  stages.csv      `vkgrad perf --stages`: each op's time per dispatch (optional)
   demo.txt        `vkgrad demo` output
   devices.txt     `vkgrad devices` output
   device.txt      "index<TAB>slug<TAB>description" of this device
@@ -316,6 +317,32 @@ def pipeline_table(d):
     return "\n".join(out) if out else "<p>No pipeline statistics recorded.</p>"
 
 
+def stages_table(d):
+    """stages.csv as a table: a row per dispatch, with its share of the
+    node's time; a shape without dispatch rows shows its note."""
+    p = os.path.join(d, "stages.csv")
+    if not os.path.exists(p):
+        return "<p>No stage times recorded.</p>"
+    with open(p, newline="") as f:
+        recs = list(csv.DictReader(f))
+    if not recs:
+        return "<p>No stage times recorded.</p>"
+    out = ["<table class='perf'><tr><th>op</th><th>variant</th><th>shape</th><th>dispatch</th>"
+           "<th>kernel</th><th>ms</th><th>of the node</th><th>note</th></tr>"]
+    for r in recs:
+        ms, node = num(r.get("gpu_ms", "")), num(r.get("node_ms", ""))
+        share = "%.0f%%" % (100.0 * ms / node) if ms is not None and node else ""
+        out.append("<tr><td class='l'>%s</td><td class='l'>%s</td><td class='l'>%s</td><td>%s</td>"
+                   "<td class='l'><code>%s</code></td><td>%s</td><td>%s</td><td class='l'>%s</td></tr>"
+                   % (html.escape(r.get("op", "")), html.escape(r.get("variant", "")),
+                      html.escape(r.get("shape", "")), html.escape(r.get("dispatch", "")),
+                      html.escape(r.get("kernel", "")),
+                      "%.4g" % ms if ms is not None else "", share,
+                      html.escape(r.get("note", ""))))
+    out.append("</table>")
+    return "\n".join(out)
+
+
 def conform_counts(recs):
     counts = {}
     for r in recs:
@@ -403,6 +430,7 @@ def write_html(d):
         "OP_TABLE": op_table(read_conform(d)),
         "PERF_TABLE": perf_table(rows),
         "PIPELINE_TABLE": pipeline_table(d),
+        "STAGES_TABLE": stages_table(d),
     }
     for k, v in subs.items():
         page = page.replace("{{%s}}" % k, v)

@@ -11,7 +11,7 @@
 #   (the demo runs with --profile: demo.txt ends with where each graph spends its time)
 #   --no-build    use an existing build; install nothing (a machine without
 #                 glslang, gnuplot or -dev packages)
-#   --no-plots    write the raw results only (perf.csv, pipelines.csv,
+#   --no-plots    write the raw results only (perf.csv, pipelines.csv, stages.csv,
 #                 conform.jsonl, *.txt); finish elsewhere with perf/plot.sh reports/<slug>
 #   --build-dir   build directory (default: build-release, a release build;
 #                 the tests use build/ with --werror)
@@ -111,7 +111,7 @@ for line in "${devices[@]}"; do
   fi
   step "perf sweep on $slug"
   "$vkgrad" perf "${dev_arg[@]}" "${perf_args[@]}" --csv "$dir/perf.csv" \
-    --pipeline-stats "$dir/pipelines.csv" || status=1
+    --pipeline-stats "$dir/pipelines.csv" --stages "$dir/stages.csv" || status=1
 
   if [ $plots -eq 1 ]; then
     step "charts for $slug"

@@ -240,7 +240,7 @@ static struct vkg_vk_recording *find_recording(struct vkg_vk_backend *be, struct
     for (int i = 0; i < VKG_VK_MAX_RECORDINGS; i++) {
         struct vkg_vk_recording *r = &be->rec[i];
         if (r->valid && r->epoch == be->free_epoch && r->timed == be->profiling &&
-            key_walk(r, nodes, n, false))
+            r->dtimed == (be->profiling && be->dispatch_timing) && key_walk(r, nodes, n, false))
             return r;
     }
     return NULL;
@@ -259,6 +259,7 @@ static struct vkg_vk_recording *victim(struct vkg_vk_backend *be) {
 
 static void recording_destroy(struct vkg_vk_backend *be, struct vkg_vk_recording *r) {
     if (r->queries) vkDestroyQueryPool(be->dev.dev, r->queries, NULL);
+    vkg_vk_dispatch_times_destroy(be, r);
     vkg_vk_desc_pools_destroy(be, &r->desc);
     free(r->nodes);
     free(r->snap);
@@ -388,11 +389,15 @@ static enum vkg_status record(struct vkg_vk_backend *be, struct vkg_vk_recording
     }
     if (!key_walk(r, nodes, n_nodes, true))
         return vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY, "out of host memory");
+    /* With dispatch timing, a timestamp after every dispatch as well. */
+    r->dtimed = ts && be->dispatch_timing;
+    if (r->dtimed && (st = vkg_vk_dispatch_times_prepare(be, r)) != VKG_STATUS_OK) return st;
     VkCommandBuffer cmd = r->cmd;
     if ((st = vkg_vk_cmd_begin(cmd, false)) != VKG_STATUS_OK) return st;
     if ((st = vkg_vk_encoder_begin(be, cmd, &r->desc)) != VKG_STATUS_OK) goto fail;
     struct vkg_vk_encoder *enc = &be->enc;
     if (ts) vkCmdResetQueryPool(cmd, r->queries, 0, 2u * (uint32_t)n_nodes);
+    if (r->dtimed) vkg_vk_dispatch_times_begin(enc, r);
     struct pending pd = {.n_w = 0};
     for (int i = 0; i < n_nodes;) {
         /* A run of elementwise glue nodes is one dispatch (not while the
@@ -414,6 +419,7 @@ static enum vkg_status record(struct vkg_vk_backend *be, struct vkg_vk_recording
                 add_pending(be, &pd, nodes[i + j]);
         }
         if (ts) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, r->queries, 2u * i);
+        if (r->dtimed) vkg_vk_dispatch_times_node(enc, i);
         st = len > 1 ? vkg_vk_glue_encode_chain(enc, nodes + i, len)
                      : family_of(nodes[i]->op)->encode(enc, nodes[i]);
         if (st != VKG_STATUS_OK) {
@@ -454,6 +460,7 @@ fail:
 /* Node times from the recording's timestamps (one query read, after the fence). */
 static enum vkg_status read_times(struct vkg_vk_backend *be, struct vkg_vk_recording *r,
                                   int n_nodes) {
+    be->n_dtimes = 0;
     if (!r->timed || !r->queries || n_nodes == 0) return VKG_STATUS_OK;
     uint64_t stack[512];
     uint64_t *ts = 2 * (size_t)n_nodes <= 512 ? stack : malloc(2 * (size_t)n_nodes * sizeof *ts);
@@ -473,6 +480,7 @@ static enum vkg_status read_times(struct vkg_vk_backend *be, struct vkg_vk_recor
         }
         be->n_node_us = n_nodes;
         be->have_times = true;
+        st = vkg_vk_dispatch_times_read(be, r, ts);
     }
     if (ts != stack) free(ts);
     return st;
@@ -503,6 +511,9 @@ static enum vkg_status vk_graph_compute(struct vkg_backend *backend, struct vkg_
     if (!r) {
         r = victim(be);
         if ((st = record(be, r, nodes, n_nodes)) != VKG_STATUS_OK) return st;
+        /* More dispatches than timestamp room: again, with room for all. */
+        if (vkg_vk_dispatch_times_overflow(r) && (st = record(be, r, nodes, n_nodes)))
+            return st;
     }
     r->last_use = ++be->use_clock;
     st = vkg_vk_submit_wait(be, r->cmd, be->fence);
@@ -548,6 +559,7 @@ static void vk_free(struct vkg_backend *backend) {
     }
     vkg_vk_device_close(&be->dev);
     free(be->node_us);
+    free(be->dtimes);
     free(be);
     backend->priv = NULL;
 }

@@ -291,5 +291,6 @@ enum vkg_status vkg_vk_dispatch(struct vkg_vk_encoder *enc, const struct vkg_vk_
         vkCmdPushConstants(enc->cmd, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, k->push_bytes,
                            push);
     vkCmdDispatch(enc->cmd, gx, gy, gz);
+    if (enc->timing) vkg_vk_dispatch_times_mark(enc, k);
     return VKG_STATUS_OK;
 }

@@ -52,3 +52,21 @@ enum vkg_status vkg_vulkan_pipeline_stats_foreach(struct vkg_backend *backend,
                      "vkg_vulkan_pipeline_stats_foreach: not a Vulkan backend (vkgrad was built "
                      "without Vulkan support)");
 }
+
+enum vkg_status vkg_vulkan_dispatch_timing(struct vkg_backend *backend, bool on) {
+    (void)backend;
+    (void)on;
+    return vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT,
+                     "vkg_vulkan_dispatch_timing: not a Vulkan backend (vkgrad was built "
+                     "without Vulkan support)");
+}
+
+enum vkg_status vkg_vulkan_dispatch_times_foreach(struct vkg_backend *backend,
+                                                  vkg_vulkan_dispatch_time_fn fn, void *user) {
+    (void)backend;
+    (void)fn;
+    (void)user;
+    return vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT,
+                     "vkg_vulkan_dispatch_times_foreach: not a Vulkan backend (vkgrad was built "
+                     "without Vulkan support)");
+}

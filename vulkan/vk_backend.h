@@ -54,6 +54,18 @@ struct vkg_vk_recording {
     bool timed;
     VkQueryPool queries;
     uint32_t query_capacity;
+    /* Dispatch timestamps (vkg_vulkan_dispatch_timing; vulkan/dispatch_times.c):
+     * one after each dispatch when recorded timed with dispatch timing on.
+     * n_dq counts the dispatches seen while recording, dq_capacity those
+     * with a query and a slot in dq (a recording that saw more is recorded
+     * again with room for all). */
+    bool dtimed;
+    VkQueryPool dqueries;
+    uint32_t dq_capacity, n_dq;
+    struct vkg_vk_dispatch_slot {
+        int node, index;
+        const char *kernel;
+    } *dq;
     struct vkg_vk_desc_pools desc;
 };
 
@@ -62,6 +74,8 @@ struct vkg_vk_encoder {
     VkCommandBuffer cmd;
     struct vkg_vk_desc_pools *desc; /* the recording's, for descriptor sets */
     const struct vkg_tensor *node;  /* being encoded */
+    struct vkg_vk_recording *timing; /* with dispatch timestamps, else NULL */
+    int node_i, node_dispatches;     /* node index in the recording, its dispatches so far */
     bool drop;                      /* VKG_FAULT_DROP_DISPATCH matches node */
     VkPipeline bound;               /* last bound pipeline, to skip rebinds */
     /* Scratch: a bump allocator over be->scratch, reset per node. */
@@ -108,6 +122,10 @@ struct vkg_vk_backend {
     int n_node_us;
     int node_us_capacity;
     bool have_times;
+    /* Per-dispatch times of the last compute (vulkan/dispatch_times.c). */
+    bool dispatch_timing;
+    struct vkg_vulkan_dispatch_time *dtimes;
+    int n_dtimes, cap_dtimes;
 
     /* Staging for set/get of buffers without a host mapping. */
     struct vkg_vk_buffer staging;
@@ -120,6 +138,18 @@ struct vkg_vk_backend {
 
     struct vkg_vk_encoder enc;
 };
+
+/* vulkan/dispatch_times.c: the recording side (record() and
+ * vkg_vk_dispatch) and the read after the fence. */
+enum vkg_status vkg_vk_dispatch_times_prepare(struct vkg_vk_backend *be,
+                                              struct vkg_vk_recording *r);
+void vkg_vk_dispatch_times_begin(struct vkg_vk_encoder *enc, struct vkg_vk_recording *r);
+void vkg_vk_dispatch_times_node(struct vkg_vk_encoder *enc, int node_i);
+void vkg_vk_dispatch_times_mark(struct vkg_vk_encoder *enc, const struct vkg_vk_kernel *k);
+bool vkg_vk_dispatch_times_overflow(const struct vkg_vk_recording *r);
+enum vkg_status vkg_vk_dispatch_times_read(struct vkg_vk_backend *be, struct vkg_vk_recording *r,
+                                           const uint64_t *node_ts);
+void vkg_vk_dispatch_times_destroy(struct vkg_vk_backend *be, struct vkg_vk_recording *r);
 
 static inline struct vkg_vk_backend *vkg_vk_backend_of(struct vkg_backend *backend) {
     return (struct vkg_vk_backend *)backend->priv;

@@ -130,6 +130,33 @@ enum vkg_status vkg_vulkan_pipeline_stats_capture(struct vkg_backend *backend, b
 enum vkg_status vkg_vulkan_pipeline_stats_foreach(struct vkg_backend *backend,
                                                   vkg_vulkan_pipeline_stats_fn fn, void *user);
 
+/* Per-dispatch GPU times. An op's node may run as several dispatches (the
+ * scans: summaries, carry, main, reduce); with dispatch timing on, a compute
+ * recorded while profiling (vkg_sched_set_profiling, or the backend used
+ * directly, which profiles) also writes a timestamp after every dispatch.
+ * A dispatch's time runs from the end of the one before it in its node (or
+ * the node's start) to its own end, so it includes the barrier before it,
+ * and the times of a node's dispatches add up to the node's time. Timing
+ * costs a few µs per dispatch; it is off by default. */
+struct vkg_vulkan_dispatch_time {
+    int node;           /* index in the backend's node list of that compute */
+    int index;          /* dispatch index within the node, from 0 */
+    const char *kernel; /* "ssm_scan_back_ssd_main4w" (as in the pipeline statistics) */
+    double us;          /* GPU time, from timestamps */
+};
+typedef void (*vkg_vulkan_dispatch_time_fn)(const struct vkg_vulkan_dispatch_time *d, void *user);
+
+/* Switch dispatch timing on or off for the computes recorded from now on.
+ * INVALID_ARGUMENT when backend is not a Vulkan backend; UNSUPPORTED, naming
+ * the device, when its queue cannot write timestamps. */
+enum vkg_status vkg_vulkan_dispatch_timing(struct vkg_backend *backend, bool on);
+/* Call fn once per dispatch of the last compute, in order; none when that
+ * compute was not profiled with dispatch timing on. INVALID_ARGUMENT when
+ * backend is not a Vulkan backend or fn is NULL. The pointers passed are
+ * valid during the call only. */
+enum vkg_status vkg_vulkan_dispatch_times_foreach(struct vkg_backend *backend,
+                                                  vkg_vulkan_dispatch_time_fn fn, void *user);
+
 #ifdef __cplusplus
 }
 #endif
