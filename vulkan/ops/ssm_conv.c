@@ -61,7 +61,18 @@
  *   256 invocations the same way: 0.0948). v32p sits at exactly the 64
  *   registers that let two workgroups share a multiprocessor, and every
  *   change that adds loads in flight has so far cost more registers than
- *   that. Measured there and slower, round 4: persistent
+ *   that.
+ *   Per dispatch (vkgrad perf --stages): v32p 0.0709 ms (72% of copy), then
+ *   the CONV_REDUCE dispatch with the barrier before it 0.0046 ms. The
+ *   round-5 single-dispatch sum (each channel block's last workgroup adds
+ *   the partials, found by counting flushes), redone with the count's
+ *   result read at the workgroup's next flush instead of waited for:
+ *   0.0758 ms for the one dispatch (0.0754-0.0763 against v32p's
+ *   0.0746-0.0750 in alternating runs), so the fused sum costs what the
+ *   dispatch costs. The likely reason: the device-scope fence that must
+ *   order each flush's partials before its count waits for all of the
+ *   invocation's outstanding stores, d_sx's included, and the workgroup's
+ *   next barrier passes that wait on to every warp. Measured there and slower, round 4: persistent
  *   32 x 256 (0.089-0.091), 32 x 128 with 256 invocations (0.084-0.087),
  *   8 x 256 with 256 invocations (0.078 / 0.106 at 528 / 792 workgroups),
  *   persistent 16 x 256 with 132 / 264
