@@ -72,7 +72,14 @@
  *   dispatch costs. The likely reason: the device-scope fence that must
  *   order each flush's partials before its count waits for all of the
  *   invocation's outstanding stores, d_sx's included, and the workgroup's
- *   next barrier passes that wait on to every warp. Measured there and slower, round 4: persistent
+ *   next barrier passes that wait on to every warp. Counting only after
+ *   each workgroup's last unit (one fence, one add per row block of its
+ *   range, the last add's workgroup summing): 0.0745 ms for the dispatch
+ *   against 0.0705 + 0.0046 for v32p's two, node medians 0.0744 against
+ *   0.0745 (five alternating runs each): equal again. So the ~4.5 us is the
+ *   chain after the last d_sx stores -- their drain, a device-wide add or a
+ *   barrier, the partials' loads, the d_c stores -- and it is paid once
+ *   either way; not kept. Measured there and slower, round 4: persistent
  *   32 x 256 (0.089-0.091), 32 x 128 with 256 invocations (0.084-0.087),
  *   8 x 256 with 256 invocations (0.078 / 0.106 at 528 / 792 workgroups),
  *   persistent 16 x 256 with 132 / 264
