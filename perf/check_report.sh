@@ -28,24 +28,19 @@ for f in placement.svg placement.png tolerance.svg tolerance.png speedup.svg spe
     perf.csv) [ "$(wc -l < "$dir/$f")" -ge 2 ] || { echo "check_report: $dir/$f has no rows" >&2; status=1; } ;;
   esac
 done
-if [ -e "$dir/pipelines.csv" ]; then
-  if [ "$(head -n 1 "$dir/pipelines.csv")" != "device,kernel,spec,executable,statistic,value" ]; then
-    echo "check_report: $dir/pipelines.csv does not start with the pipeline-statistics header" >&2
+# An optional CSV: where present, its header and at least one row.
+check_csv() { # file, header, what
+  [ -e "$dir/$1" ] || return 0
+  if [ "$(head -n 1 "$dir/$1")" != "$2" ]; then
+    echo "check_report: $dir/$1 does not start with the $3 header" >&2
     status=1
-  elif [ "$(wc -l < "$dir/pipelines.csv")" -lt 2 ]; then
-    echo "check_report: $dir/pipelines.csv has no rows" >&2
-    status=1
-  fi
-fi
-if [ -e "$dir/stages.csv" ]; then
-  if [ "$(head -n 1 "$dir/stages.csv")" != "device,device_slug,op,variant,shape,node,dispatch,kernel,gpu_ms,node_ms,reps,note" ]; then
-    echo "check_report: $dir/stages.csv does not start with the stages header" >&2
-    status=1
-  elif [ "$(wc -l < "$dir/stages.csv")" -lt 2 ]; then
-    echo "check_report: $dir/stages.csv has no rows" >&2
+  elif [ "$(wc -l < "$dir/$1")" -lt 2 ]; then
+    echo "check_report: $dir/$1 has no rows" >&2
     status=1
   fi
-fi
+}
+check_csv pipelines.csv "device,kernel,spec,executable,statistic,value" pipeline-statistics
+check_csv stages.csv "device,device_slug,op,variant,shape,node,dispatch,kernel,gpu_ms,node_ms,reps,note" stages
 for chart in placement tolerance speedup roofline; do
   grep -q "$chart.png" "$dir/index.html" 2>/dev/null ||
     { echo "check_report: $dir/index.html does not show $chart.png" >&2; status=1; }
