@@ -241,6 +241,49 @@ static void perf_cli__stages_rows(void **state) {
                  reduce_rows, rows);
 }
 
+/* The row writer itself: a shape the device refuses (conv with d_conv 4096
+ * needs about 1.5 MB of shared memory in the tiled kernel, more than any
+ * device gives) gets one row with no kernel and the reason; a GPU shape one
+ * row per dispatch, numbered from 0, with its node's time. */
+static void stages__rows_and_the_refused_note(void **state) {
+    (void)state;
+    if (no_device_skip()) skip();
+    struct vkg_backend *vk = vkg_backend_vulkan_init(0);
+    assert_non_null(vk);
+    assert_int_equal(vkg_vulkan_dispatch_timing(vk, true), VKG_STATUS_OK);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    struct vkg_csv w = {f, 0};
+    struct vkg_perf_shape big = vkg_perf_conv(4096, 4, 4, 1);
+    int n_big = vkg_perf_stages_shape(&w, vk, "dev", "slug", &big, 1, SEED);
+    struct vkg_perf_shape scan = vkg_perf_scan1(16, 64, 1024, 1);
+    int n_scan = vkg_perf_stages_shape(&w, vk, "dev", "slug", &scan, 2, SEED);
+    fclose(f);
+    if (n_big != 0) fail_msg("case d_conv 4096: %d dispatch rows, expected a note row", n_big);
+    if (n_scan < 3) fail_msg("case mamba1: %d dispatch rows, expected 3 or more", n_scan);
+    static char fields[VKG_PERF_STAGES_CSV_N_COLUMNS][256];
+    int row = 0;
+    for (char *save = NULL, *line = strtok_r(buf, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save), row++) {
+        int n = vkg_csv_parse(line, &fields[0][0], 256, VKG_PERF_STAGES_CSV_N_COLUMNS);
+        if (n != VKG_PERF_STAGES_CSV_N_COLUMNS) fail_msg("case row %d: %d fields: %s", row, n, line);
+        if (row == 0) {
+            if (fields[7][0] || !strstr(fields[11], "no GPU node") || strcmp(fields[10], "0"))
+                fail_msg("case d_conv 4096: expected an empty kernel, reps 0 and the reason: %s",
+                         line);
+        } else if (atoi(fields[6]) != row - 1 || !fields[7][0] || atoi(fields[10]) != 2 ||
+                   !(atof(fields[9]) > 0)) {
+            fail_msg("case mamba1 row %d: dispatch %d, a kernel, reps 2, node_ms: %s", row,
+                     row - 1, line);
+        }
+    }
+    if (row != 1 + n_scan) fail_msg("case: %d rows, expected %d", row, 1 + n_scan);
+    free(buf);
+    vkg_backend_free(vk);
+}
+
 static void perf_cli__stages_bad_input_exit_2(void **state) {
     (void)state;
     char *missing[] = {"perf", "--quick", "--stages", NULL};
@@ -262,6 +305,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(api__bad_arguments),
         cmocka_unit_test(timing__scan_nodes_split_into_their_dispatches),
+        cmocka_unit_test(stages__rows_and_the_refused_note),
         cmocka_unit_test(perf_cli__stages_rows),
         cmocka_unit_test(perf_cli__stages_bad_input_exit_2),
     };
