@@ -167,11 +167,7 @@ static enum vkg_status run_once(struct probe *p, const struct vkg_vk_kernel *k,
         st = VKG_VK_CHECK(vkGetQueryPoolResults(d, p->queries, 0, 2, sizeof ts, ts, sizeof ts[0],
                                                 VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
         if (st) return st;
-        uint64_t mask = p->dev.timestamp_valid_bits >= 64
-                            ? ~UINT64_C(0)
-                            : (UINT64_C(1) << p->dev.timestamp_valid_bits) - 1;
-        double ticks = (double)((ts[1] - ts[0]) & mask);
-        double gpu_ms = ticks * p->dev.props.limits.timestampPeriod * 1e-6;
+        double gpu_ms = vkg_vk_ticks_us(&p->dev, ts[0], ts[1]) * 1e-3;
         if (gpu_ms > 0) *ms = gpu_ms;
     }
     return VKG_STATUS_OK;

@@ -471,13 +471,8 @@ static enum vkg_status read_times(struct vkg_vk_backend *be, struct vkg_vk_recor
         be->dev.dev, r->queries, 0, 2u * (uint32_t)n_nodes, 2 * (size_t)n_nodes * sizeof *ts, ts,
         sizeof *ts, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
     if (st == VKG_STATUS_OK) {
-        uint64_t mask =
-            be->dev.timestamp_valid_bits >= 64 ? ~0ull : (1ull << be->dev.timestamp_valid_bits) - 1;
-        double period_us = be->dev.props.limits.timestampPeriod * 1e-3;
-        for (int i = 0; i < n_nodes; i++) {
-            uint64_t d = (ts[2 * i + 1] - ts[2 * i]) & mask;
-            be->node_us[i] = (double)d * period_us;
-        }
+        for (int i = 0; i < n_nodes; i++)
+            be->node_us[i] = vkg_vk_ticks_us(&be->dev, ts[2 * i], ts[2 * i + 1]);
         be->n_node_us = n_nodes;
         be->have_times = true;
         st = vkg_vk_dispatch_times_read(be, r, ts);

@@ -96,14 +96,11 @@ enum vkg_status vkg_vk_dispatch_times_read(struct vkg_vk_backend *be, struct vkg
         vkGetQueryPoolResults(be->dev.dev, r->dqueries, 0, n, n * sizeof *ts, ts, sizeof *ts,
                               VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
     if (st == VKG_STATUS_OK) {
-        uint64_t mask =
-            be->dev.timestamp_valid_bits >= 64 ? ~0ull : (1ull << be->dev.timestamp_valid_bits) - 1;
-        double period_us = be->dev.props.limits.timestampPeriod * 1e-3;
         for (uint32_t i = 0; i < n; i++) {
             const struct vkg_vk_dispatch_slot *d = &r->dq[i];
             uint64_t start = d->index == 0 ? node_ts[2 * d->node] : ts[i - 1];
             be->dtimes[i] = (struct vkg_vulkan_dispatch_time){
-                d->node, d->index, d->kernel, (double)((ts[i] - start) & mask) * period_us};
+                d->node, d->index, d->kernel, vkg_vk_ticks_us(&be->dev, start, ts[i])};
         }
         be->n_dtimes = (int)n;
     }

@@ -123,6 +123,14 @@ static inline const struct vkg_vulkan_device_info *
 vkg_vk_device_info(const struct vkg_vk_device *dev) {
     return &dev->info;
 }
+/* Microseconds between two timestamps of dev's queue (ticks wrap at its
+ * valid bits; timestampPeriod is nanoseconds per tick). */
+static inline double vkg_vk_ticks_us(const struct vkg_vk_device *dev, uint64_t start,
+                                     uint64_t end) {
+    uint64_t mask = dev->timestamp_valid_bits >= 64 ? ~UINT64_C(0)
+                                                    : (UINT64_C(1) << dev->timestamp_valid_bits) - 1;
+    return (double)((end - start) & mask) * (dev->props.limits.timestampPeriod * 1e-3);
+}
 
 /* ---- memory (memory.c) ----------------------------------------------------- */
 
