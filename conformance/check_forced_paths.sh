@@ -46,6 +46,14 @@ run "scan Mamba-2: matrix form, big-grid layout with the 8x4-block kernel" 'ssm_
   VKG_TUNE_SSD_P2W=1 VKG_TUNE_SSD_WMAP=1 VKG_TUNE_SSD_K2=1 VKG_TUNE_SSD_TRI=1 VKG_TUNE_SSD_CG=16
 run "scan Mamba-2: matrix form, mid-grid layout" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 \
   VKG_TUNE_SSD_SPLIT=0 VKG_TUNE_SSD_Q=32 VKG_TUNE_SSD_KT=16
+run "scan Mamba-2: matrix form, cross-head sums (XH)" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 \
+  VKG_TUNE_SSD_XH=1
+run "scan Mamba-2: cross-head sums, split layout" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 \
+  VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=1 VKG_TUNE_SSD_KPRE=0
+run "scan Mamba-2: cross-head sums, big-grid layout with the 8x4-block kernel" 'ssm_scan_back.mamba2*' \
+  VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_SPLIT=0 VKG_TUNE_SSD_KPRE=1 VKG_TUNE_SSD_Q=64 VKG_TUNE_SSD_KT=8 \
+  VKG_TUNE_SSD_P2W=1 VKG_TUNE_SSD_WMAP=1 VKG_TUNE_SSD_K2=1 VKG_TUNE_SSD_TRI=1 VKG_TUNE_SSD_XH=1
+run "scan Mamba-2: cross-head sums off" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=0
 run "scan Mamba-1: chunked recurrence" 'ssm_scan_back.mamba1*' VKG_TUNE_SCAN_CHAN=0
 run "scan Mamba-1: channel path at every length" 'ssm_scan_back.mamba1*' VKG_TUNE_CHAN_MINTOK=1
 run "scan Mamba-1: channel path, checkpoint replay" 'ssm_scan_back.mamba1*' VKG_TUNE_CHAN_MINTOK=1 \

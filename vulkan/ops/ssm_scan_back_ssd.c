@@ -105,6 +105,8 @@
 #include "vkg_vk_spv_ssm_scan_back_ssd_main4w.spv.h"
 #include "vkg_vk_spv_ssm_scan_back_ssd_reduce.spv.h"
 #include "vkg_vk_spv_ssm_scan_back_ssd_sum.spv.h"
+#include "vkg_vk_spv_ssm_scan_back_ssd_wsum.spv.h"
+#include "vkg_vk_spv_ssm_scan_back_ssd_xsum.spv.h"
 
 /* Mirrors the push block of shaders/common/ops_ssm_scan_ssd.glsl. */
 struct ssd_push {
@@ -130,6 +132,10 @@ static const struct vkg_vk_kernel k_ssd_main4 =
     VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_main4, 11, struct ssd_push);
 static const struct vkg_vk_kernel k_ssd_main4w =
     VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_main4w, 11, struct ssd_push);
+static const struct vkg_vk_kernel k_ssd_wsum =
+    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_wsum, 11, struct ssd_push);
+static const struct vkg_vk_kernel k_ssd_xsum =
+    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_xsum, 11, struct ssd_push);
 static const struct vkg_vk_kernel k_ssd_reduce =
     VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_reduce, 11, struct ssd_push);
 
@@ -139,6 +145,7 @@ enum {
     SSD_SUM_KT = 8,  /* mirrors SKT of the shader */
     SSD_NT = 64,     /* mirrors NT */
     SSD_P2W_N = 128, /* mirrors MNW: the wide phase 2's n per tile */
+    SSD_XSUM_NT = 32, /* mirrors XNT: SSD_XSUM's columns per pass */
     SSD_Q_MAX = 64,
     SSD_SMALL_C64 = 32, /* see the defaults in vkg_vk_scan_back_ssd */
     SSD_MID_C64 = 256,
@@ -226,6 +233,7 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
 
     const uint64_t ds = (uint64_t)d->d_state, hd = (uint64_t)d->head_dim;
     const uint64_t nh = (uint64_t)d->n_head, nt = (uint64_t)d->n_tok, nq = (uint64_t)d->n_seqs;
+    const uint64_t ng = (uint64_t)d->n_group;
     const uint64_t nc = (nt + q - 1) / q;
     /* Split SSD_MAIN: a workgroup per n tile of phase 2 and per p tile of
      * phase 3 of each chunk (roles), for grids too small to fill the GPU. */
@@ -235,11 +243,15 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
     const uint64_t nr1 = nr ? nr : 1;
     /* sr: S and R per chunk, DC per chunk, DSQ per sequence, DAP per chunk
      * and role, DDT per token and role (split only). */
+    /* XH: (M o Sg) B and (M o Sg)^T C summed over the heads of a group
+     * first (SSD_XSUM), M o Sg per chunk and head and their terms in sr. */
+    const bool xh = vkg_vk_tune_int("VKG_TUNE_SSD_XH", 0) != 0 &&
+                    (q * (q + 1) + q * SSD_XSUM_NT) * sizeof(float) <= info->max_shared_memory;
     const uint64_t sr_floats = 2 * nq * nh * nc * ds * hd + nq * nh * nc + nq * nh * ds * hd +
-                               nq * nh * nc * nr1 + nq * nh * nt * nr;
+                               nq * nh * nc * nr1 + nq * nh * nt * nr +
+                               (xh ? nq * nh * nc * q * q + 2 * nq * ng * nt * ds : 0);
     /* K = C B^T once per group (SSD_KMAT) instead of once per head. */
     const bool kpre = vkg_vk_tune_int("VKG_TUNE_SSD_KPRE", !small) != 0;
-    const uint64_t ng = (uint64_t)d->n_group;
     const uint64_t bc_floats = 2 * nq * nh * nt * ds + (kpre ? nq * ng * nc * q * q : 0);
     const uint64_t range = dev->props.limits.maxStorageBufferRange;
     if (sr_floats * sizeof(float) > range || bc_floats * sizeof(float) > range ||
@@ -324,9 +336,9 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
                                gr.tcw,
                                kpre ? 1u : 0u,
                                (uint32_t)nr,
-                               pf | wmap << 1 | k2 << 2 | p2s << 3 | tri << 4,
+                               pf | wmap << 1 | k2 << 2 | p2s << 3 | tri << 4 | (uint32_t)xh << 5,
                                gr.kt};
-    const uint32_t rspec[3] = {SSD_WG, (uint32_t)q, (uint32_t)nr};
+    const uint32_t rspec[4] = {SSD_WG, (uint32_t)q, (uint32_t)nr, xh};
     const uint64_t ntl = (ds + SSD_NT - 1) / SSD_NT, ptl = (hd + SSD_NT - 1) / SSD_NT;
     uint32_t gx, gy;
     *st = VKG_STATUS_OK;
@@ -364,11 +376,21 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
         if (*st != VKG_STATUS_OK) return true;
         vkg_vk_barrier(enc);
     }
+    if (xh) {
+        vkg_vk_grid(enc, (nq * ng * nc * q * q + SSD_WG - 1) / SSD_WG, &gx, &gy);
+        *st = vkg_vk_dispatch(enc, &k_ssd_wsum, rspec, 3, t, 11, &p, gx, gy, 1);
+        if (*st != VKG_STATUS_OK) return true;
+        vkg_vk_barrier(enc);
+        vkg_vk_grid(enc, 2 * nq * ng * nc, &gx, &gy);
+        *st = vkg_vk_dispatch(enc, &k_ssd_xsum, rspec, 3, t, 11, &p, gx, gy, 1);
+        if (*st != VKG_STATUS_OK) return true;
+        vkg_vk_barrier(enc);
+    }
     {
         const uint64_t n_red = ds * hd * nh * (uint64_t)d->n_slots + nh + 2 * ds * ng * nt * nq +
                                (nr ? nh * nt * nq : 0);
         vkg_vk_grid(enc, (n_red + SSD_WG - 1) / SSD_WG, &gx, &gy);
-        *st = vkg_vk_dispatch(enc, &k_ssd_reduce, rspec, 3, t, 11, &p, gx, gy, 1);
+        *st = vkg_vk_dispatch(enc, &k_ssd_reduce, rspec, 4, t, 11, &p, gx, gy, 1);
     }
     return true;
 }

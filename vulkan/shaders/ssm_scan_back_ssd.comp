@@ -23,9 +23,15 @@
 //              with u < v <= t of M o K o Sg (a prefix sum of strict
 //              column minus row sums), sum_{t>=v} e^L_t C_t.(s_in g_t),
 //              e^Le <lam, s_in>, and sum_{u<v} e^(Le-L_u) B_u.(lam xd_u);
+//   SSD_WSUM   (with XH, see SSD_MAIN's flags) per chunk and group, the
+//              heads' M o Sg summed: W = sum_h M_h o Sg_h, an invocation
+//              per element, in place of the group's first head's;
+//   SSD_XSUM   (with XH) the terms of d_C and d_B that are linear in W,
+//              W B and W^T C: B and C are shared by the heads of a group,
+//              so these two products run once per group, not per head;
 //   SSD_REDUCE d_s over the sequences of each slot, d_A over sequences,
-//              chunks and roles, d_B / d_C over the heads of a group, d_dt
-//              over roles, in fixed orders.
+//              chunks and roles, d_B / d_C over the heads of a group (then
+//              SSD_XSUM's part), d_dt over roles, in fixed orders.
 // Tokens past n_tok in the last chunk read as zero (no decay, no input).
 // Variants (defines): SSD_V4 (SSD_MAIN reading contiguous rows as vec4),
 // SSD_P2W (with SSD_V4: phase 2 in 8 x 4 blocks over 128 columns of n).
@@ -340,6 +346,10 @@ layout(constant_id = 6) const uint SFL = 1;
 // (M o Sg) B, (M o Sg)^T C and (M o K)^T G. Subgroups of 32 hold 32
 // contiguous rows, so whole subgroups skip.
 #define TRI ((SFL & 16u) != 0u)
+// Bit 5, XH (cross-head): phase 2 leaves out (M o Sg) B and (M o Sg)^T C;
+// M o Sg goes to scratch instead and SSD_XSUM adds those terms over the
+// heads of the group.
+#define XH ((SFL & 32u) != 0u)
 #define MRM (Q / TRW)
 #define MC1 (Q / TCW)
 #define MNT (4u * TCW)
@@ -819,6 +829,8 @@ void main() {
 #else
             SMK(t * QS + u) = m * aK[i][j];
 #endif
+            if (XH && need_s && n_lo == 0u)
+                sr[ssd_ms(NRS) + ((qh * p.nc + c) * Q + t) * Q + u] = m * aS[i][j];
         }
     }
     barrier();
@@ -878,8 +890,9 @@ void main() {
                     }
                 aD[i] *= ps == 0u ? seL[t] : seR[t];
             }
-            fetch_bcw(q, g, t0, n0);
-            for (uint u0 = 0; u0 < Q; u0 += KT) {
+            if (!XH)
+                fetch_bcw(q, g, t0, n0);
+            for (uint u0 = 0; !XH && u0 < Q; u0 += KT) {
                 put_bw_ps(ps);
                 barrier();
                 const bool more = u0 + KT < Q;
@@ -965,8 +978,9 @@ void main() {
             aC[i] *= seL[t];
             aB[i] *= seR[t];
         }
-        fetch_bcw(q, g, t0, n0);
-        for (uint u0 = 0; u0 < Q; u0 += KT) {
+        if (!XH)
+            fetch_bcw(q, g, t0, n0);
+        for (uint u0 = 0; !XH && u0 < Q; u0 += KT) {
             put_bw();
             barrier();
             const bool more = u0 + KT < Q;
@@ -1063,8 +1077,9 @@ void main() {
                 aB[i][j] *= seR[t];
             }
         }
-        fetch_bc_cols(q, g, t0, n0);
-        for (uint u0 = 0; u0 < Q; u0 += KT) {
+        if (!XH)
+            fetch_bc_cols(q, g, t0, n0);
+        for (uint u0 = 0; !XH && u0 < Q; u0 += KT) {
             put_b(true);
             barrier();
             const bool more = u0 + KT < Q;
@@ -1310,8 +1325,86 @@ void main() {
 }
 #endif
 
+#if defined(SSD_WSUM)
+layout(constant_id = 2) const uint NRS = 0; // roles of a split SSD_MAIN
+
+// Element e of W for (q, g, c): four interleaved sums over the group's
+// heads (loads in flight), combined in a fixed order.
+void main() {
+    const uint e = vkg_group_linear() * WG + gl_LocalInvocationIndex;
+    if (e >= p.nq * p.ng * p.nc * Q * Q)
+        return;
+    const uint hpg = p.nh / p.ng, hs = p.nc * Q * Q;
+    const uint r = e % hs, qg = e / hs, g = qg % p.ng, q = qg / p.ng;
+    const uint base = ssd_ms(NRS) + (q * p.nh + g * hpg) * hs + r;
+    float acc[4] = float[4](0.0, 0.0, 0.0, 0.0);
+    uint k = 0;
+    for (; k + 4u <= hpg; k += 4u)
+        UNROLL for (uint j = 0; j < 4u; j++)
+            acc[j] += sr[base + (k + j) * hs];
+    for (; k < hpg; k++)
+        acc[0] += sr[base + k * hs];
+    sr[base] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+}
+#endif
+
+#if defined(SSD_XSUM)
+layout(constant_id = 2) const uint NRS = 0; // roles of a split SSD_MAIN
+#define XNT 32u // columns of n per pass
+shared float sw[Q * (Q + 1u)], sbc[Q * XNT];
+
+// Workgroup (q, g, c, which): which 1 d_C rows t = W B, which 0 d_B rows
+// u = W^T C, W from SSD_WSUM.
+void main() {
+    uint w = vkg_group_linear();
+    if (w >= 2u * p.nq * p.ng * p.nc)
+        return;
+    const uint c = w % p.nc;
+    w /= p.nc;
+    const uint g = w % p.ng;
+    w /= p.ng;
+    const uint q = w % p.nq, which = w / p.nq;
+    const uint tid = gl_LocalInvocationIndex, hpg = p.nh / p.ng, t0 = c * Q;
+    const uint wb = ssd_ms(NRS) + ((q * p.nh + g * hpg) * p.nc + c) * Q * Q;
+    for (uint e = tid; e < Q * Q; e += WG) {
+        const float acc = sr[wb + e];
+        // d_C reads W by rows, d_B by columns: stored so that both read
+        // along the padded row.
+        const uint t = e / Q, u = e % Q;
+        if (which == 1u)
+            sw[t * (Q + 1u) + u] = acc;
+        else
+            sw[u * (Q + 1u) + t] = acc;
+    }
+    const uint nbg = p.ds * p.ng * p.nt * p.nq;
+    const uint xs = ssd_xs(NRS) + which * nbg;
+    for (uint n0 = 0; n0 < p.ds; n0 += XNT) {
+        barrier();
+        // B rows u (d_C) or C rows t (d_B) of this pass's columns.
+        for (uint e = tid; e < Q * XNT; e += WG) {
+            const uint k = e / XNT, n = n0 + e % XNT, t = t0 + k;
+            float v = 0.0;
+            if (t < p.nt && n < p.ds)
+                v = which == 1u ? ld_B(n, g, t, q) : ld_C(n, g, t, q);
+            sbc[e] = v;
+        }
+        barrier();
+        for (uint e = tid; e < Q * XNT; e += WG) {
+            const uint r = e / XNT, j = e % XNT, n = n0 + j, t = t0 + r;
+            if (t >= p.nt || n >= p.ds)
+                continue;
+            float acc = 0.0;
+            for (uint k = 0; k < Q; k++)
+                acc = fma(sw[r * (Q + 1u) + k], sbc[k * XNT + j], acc);
+            sr[xs + ((q * p.nt + t) * p.ng + g) * p.ds + n] = acc;
+        }
+    }
+}
+#endif
+
 #if defined(SSD_REDUCE)
 layout(constant_id = 2) const uint NRS = 0; // roles of a split SSD_MAIN
+layout(constant_id = 3) const uint RXH = 0; // SSD_XSUM's part added
 
 void main() {
     uint e = vkg_group_linear() * WG + gl_LocalInvocationIndex;
@@ -1358,6 +1451,8 @@ void main() {
     float acc = 0.0;
     for (uint k = 0; k < hpg; k++)
         acc += bc[base + (q * p.nh + gg * hpg + k) * p.nt * p.ds];
+    if (RXH != 0u)
+        acc += sr[ssd_xs(NRS) + e];
     d_data[p.off_d + ssd_out_dB() + e] = acc;
 }
 #endif

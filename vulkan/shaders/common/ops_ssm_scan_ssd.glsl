@@ -8,7 +8,9 @@
 //       each chunk), R[q][h][c][n][p] (replaced by the adjoint leaving each
 //       chunk), DC[q][h][c] (exp of the chunk's log decay), DSQ[q][h][n][p]
 //       (a_0 * lambda_0 of each sequence), DAP[q][h][c][role] (d_A
-//       partials), with split SSD_MAIN DDT[q][h][t][role] (d_dt partials);
+//       partials), with split SSD_MAIN DDT[q][h][t][role] (d_dt partials),
+//       with XH MS[q][h][c][t][u] (M o Sg per head) and XS[which][q][t][g][n]
+//       (SSD_XSUM's d_B (which 0) and d_C (1) terms);
 //   bc: per-head d_B then d_C partials, [q][h][t][n] each; then, when
 //       precomputed, K = C B^T per (q, g, c) chunk, [t][u].
 // Every index fits 32 bits: the host checks the sizes.
@@ -75,6 +77,9 @@ uint ssd_dsq() { return ssd_dc() + p.nq * p.nh * p.nc; }
 uint ssd_dap() { return ssd_dsq() + p.nq * p.nh * p.ds * p.hd; }
 // d_dt partials of split SSD_MAIN workgroups (nr roles), after the d_A ones.
 uint ssd_ddt(uint nr) { return ssd_dap() + p.nq * p.nh * p.nc * max(nr, 1u); }
+// M o Sg per head, then SSD_XSUM's d_B / d_C terms (XH), after those.
+uint ssd_ms(uint nr) { return ssd_ddt(nr) + p.nq * p.nh * p.nt * nr; }
+uint ssd_xs(uint nr) { return ssd_ms(nr) + p.nq * p.nh * p.nc * Q * Q; }
 uint ssd_nbc() { return p.nq * p.nh * p.nt * p.ds; }
 // K = C B^T of (q, g, c) when precomputed (after the d_B / d_C partials).
 uint ssd_kofs(uint q, uint g, uint c) {
