@@ -245,7 +245,7 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
      * and role, DDT per token and role (split only). */
     /* XH: (M o Sg) B and (M o Sg)^T C summed over the heads of a group
      * first (SSD_XSUM), M o Sg per chunk and head and their terms in sr. */
-    const bool xh = vkg_vk_tune_int("VKG_TUNE_SSD_XH", 0) != 0 &&
+    const bool xh = vkg_vk_tune_int("VKG_TUNE_SSD_XH", !small && !mid) != 0 &&
                     (q * (q + 1) + q * SSD_XSUM_NT) * sizeof(float) <= info->max_shared_memory;
     const uint64_t sr_floats = 2 * nq * nh * nc * ds * hd + nq * nh * nc + nq * nh * ds * hd +
                                nq * nh * nc * nr1 + nq * nh * nt * nr +
