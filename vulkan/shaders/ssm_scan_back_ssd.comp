@@ -805,20 +805,14 @@ void main() {
             sF[v] = cs - rs;
         }
         barrier();
-        // The exclusive prefix sum, in parallel: each invocation adds the
-        // totals before its v in index order (bitwise the serial sum of one
-        // invocation, which cost Q dependent shared-memory round trips),
-        // staged in syi, then copied back.
-        for (uint v = tid; v < Q; v += WG) {
+        if (tid == 0) {
             float acc = 0.0;
-            UNROLL for (uint j = 0; j < Q; j++)
-                if (j < v)
-                    acc += sF[j];
-            syi[v] = acc;
+            for (uint v = 0; v < Q; v++) {
+                const float dv = sF[v];
+                sF[v] = acc;
+                acc += dv;
+            }
         }
-        barrier();
-        for (uint v = tid; v < Q; v += WG)
-            sF[v] = syi[v];
     } else {
         for (uint v = tid; v < Q; v += WG)
             sF[v] = 0.0;
