@@ -12,12 +12,18 @@
  *              n / p tile when split: the Q x Q products, then d_B, d_C,
  *              d_x by register-blocked products from shared memory, d_x and
  *              d_dt written directly (split: d_dt parts to scratch);
+ *   SSD_WSUM   (XH, big grids) W = sum over a group's heads of M o Sg, an
+ *              invocation per element;
+ *   SSD_XSUM   (XH) W B and W^T C, a workgroup per (sequence, group, chunk,
+ *              d_C or d_B): the terms of d_C and d_B that SSD_MAIN leaves
+ *              out with XH, once per group instead of once per head;
  *   SSD_REDUCE d_s, d_A, d_B, d_C from the partials, in a fixed order.
  * Sequences of one chunk skip SSD_CARRY: SSD_SUM writes a_0 lambda_0 and
  * SSD_MAIN reads s and g_S, so those two run together. No atomics: the op
  * is deterministic. Scratch is bounded by the chunk count (2 N x P
- * summaries per chunk and head) plus the per-head d_B / d_C partials
- * (2 x n_head x n_tok x N per sequence).
+ * summaries per chunk and head, with XH also Q x Q per chunk and head)
+ * plus the per-head d_B / d_C partials (2 x n_head x n_tok x N per
+ * sequence).
  *
  * Defaults (chosen by grid size in vkg_vk_scan_back_ssd) and H200
  * timings (d_state 128, head_dim 64, 1 group; GPU timestamps):
@@ -71,6 +77,26 @@
  * pass maxStorageBufferRange or 32-bit indexing, and on CPU devices when a
  * serial loop would pass llvmpipe's loop budget.
  *
+ * Round 7, XH (cross-head sums; B and C are shared by the heads of a
+ * group): SSD_MAIN no longer computes (M o Sg) B and (M o Sg)^T C per head
+ * (a third of its FMAs) but writes M o Sg; SSD_WSUM sums it over the
+ * group's heads and SSD_XSUM multiplies the sum by B and C once per group.
+ * H200, 64 heads x 4096 tokens, alternating runs: 2.60-2.61 ms against
+ * 2.79-2.88 (stages: SSD_MAIN 2.05 -> 1.77-1.80, SSD_WSUM 0.025, SSD_XSUM
+ * 0.038; a first SSD_XSUM that summed W itself, one load in flight per
+ * invocation, took 0.167); 1024 tokens 0.757-0.770 against 0.785-0.789;
+ * slower where the grid is small (two more dispatches and barriers: 16
+ * heads x 64 tokens 0.081 against 0.053, x 256 tokens 0.098 against
+ * 0.087), so on for big grids only. SSD_MAIN keeps 241 registers. Measured
+ * with XH and not kept: SSD_MAIN's exclusive prefix of F summed in
+ * parallel (bitwise the same) 2.610-2.618 against 2.595-2.604; k-step 16,
+ * TRI off, K2 off: 2.61-2.63 (equal or slower); 512 invocations (the
+ * driver fits 115 registers) SSD_MAIN 2.03 ms, 1024 (64 registers) 2.37;
+ * the 16 x 16 vec4 kernel without P2W (161 registers) 1.89, with WMAP, K2
+ * and TRI (173 registers) 1.85 -- but then the op took 3.89 ms in the timed
+ * sweep while its dispatches timed one by one add up to 2.72, as in round
+ * 4 (10.2 ms), cause not found. The (M o Sg)-free SSD_MAIN runs at ~10
+ * TFLOP/s on 2.1 M FMA per chunk and head, one workgroup per SM.
  * Knobs (read at each encode; every setting gives correct results):
  * VKG_TUNE_SCAN_SSD=0 (this path off: the chunked recurrence of
  * ops/ssm_scan.c runs), VKG_TUNE_SSD_MINTOK=N (shortest sequence taken,
@@ -90,7 +116,8 @@
  * (vec4 grids: 8 x 4 blocks of invocations per 32), VKG_TUNE_SSD_K2=0|1
  * (phases 1 and 3 at k-step 2 KT), VKG_TUNE_SSD_TRI=0|1 (with WMAP: skip
  * the k-steps the causal mask zeroes), VKG_TUNE_SSD_CG=1|4|8|16
- * (SSD_CARRY's chunks per group of loads in flight). (The per-stage times
+ * (SSD_CARRY's chunks per group of loads in flight), VKG_TUNE_SSD_XH=0|1
+ * (the cross-head sums; default: big grids). (The per-stage times
  * above were taken with a timing-only knob that left stages out; as its
  * results were wrong it is not kept.)
  */

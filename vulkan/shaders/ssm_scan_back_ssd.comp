@@ -15,6 +15,7 @@
 //              K = C B^T (Q x Q) give M o Sg and M o K in shared memory, then
 //                d_C = diag(e^L) G s_in^T + (M o Sg) B
 //                d_B = diag(e^(Le-L)) XD lam^T + (M o Sg)^T C
+//              (with XH the (M o Sg) terms are left to SSD_XSUM)
 //                d_XD = diag(e^(Le-L)) B lam + (M o K)^T G
 //              as register-blocked products over staged tiles (prefetched
 //              through registers); d_x and d_dt directly (split: d_dt parts),
