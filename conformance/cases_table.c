@@ -155,6 +155,11 @@ static const struct sweep_row rows[] = {
      0},
     {"ssm_scan_back", "mamba1",
      SETS("d_state=16.head_dim=1.n_head=1536.n_group=1.n_tok=64.n_seqs=1.n_slots=0"), 1},
+    /* a grid big enough for the matrix form's big-grid layout (256 chunk-
+     * heads of 64 tokens: its (M o Sg) terms summed over the heads of each
+     * group first), two groups of 32 heads */
+    {"ssm_scan_back", "mamba2",
+     SETS("d_state=128.head_dim=64.n_head=64.n_group=2.n_tok=256.n_seqs=1.n_slots=0"), 0},
     /* slots: three sequences on two slots ({1, 0, 1}: the initial state read
      * twice, d_s accumulating both sequences), three on four in a seeded order
      * (one slot untouched: its d_s must be exactly 0); dt on both sides of

@@ -12,7 +12,7 @@
  *              n / p tile when split: the Q x Q products, then d_B, d_C,
  *              d_x by register-blocked products from shared memory, d_x and
  *              d_dt written directly (split: d_dt parts to scratch);
- *   SSD_WSUM   (XH, big grids) W = sum over a group's heads of M o Sg, an
+ *   SSD_WSUM   (XH, big grids: see SSD_XH_C64) W = sum over a group's heads of M o Sg, an
  *              invocation per element;
  *   SSD_XSUM   (XH) W B and W^T C, a workgroup per (sequence, group, chunk,
  *              d_C or d_B): the terms of d_C and d_B that SSD_MAIN leaves
@@ -87,7 +87,8 @@
  * invocation, took 0.167); 1024 tokens 0.757-0.770 against 0.785-0.789;
  * slower where the grid is small (two more dispatches and barriers: 16
  * heads x 64 tokens 0.081 against 0.053, x 256 tokens 0.098 against
- * 0.087), so on for big grids only. SSD_MAIN keeps 241 registers. Measured
+ * 0.087; 64 heads in 2 groups x 256 tokens 0.260 against 0.235), so on
+ * from 1024 chunk-heads of 64 tokens (SSD_XH_C64). SSD_MAIN keeps 241 registers. Measured
  * with XH and not kept: SSD_MAIN's exclusive prefix of F summed in
  * parallel (bitwise the same) 2.610-2.618 against 2.595-2.604; k-step 16,
  * TRI off, K2 off: 2.61-2.63 (equal or slower); 512 invocations (the
@@ -117,7 +118,7 @@
  * (phases 1 and 3 at k-step 2 KT), VKG_TUNE_SSD_TRI=0|1 (with WMAP: skip
  * the k-steps the causal mask zeroes), VKG_TUNE_SSD_CG=1|4|8|16
  * (SSD_CARRY's chunks per group of loads in flight), VKG_TUNE_SSD_XH=0|1
- * (the cross-head sums; default: big grids). (The per-stage times
+ * (the cross-head sums; default: from SSD_XH_C64 chunk-heads). (The per-stage times
  * above were taken with a timing-only knob that left stages out; as its
  * results were wrong it is not kept.)
  */
@@ -176,6 +177,7 @@ enum {
     SSD_Q_MAX = 64,
     SSD_SMALL_C64 = 32, /* see the defaults in vkg_vk_scan_back_ssd */
     SSD_MID_C64 = 256,
+    SSD_XH_C64 = 1024, /* XH from here (see round 7 above) */
     /* CPU devices: llvmpipe ends a shader's loops past 65535 iterations in
      * all; the serial loops here (chunks, sequences x chunks) stay far below. */
     SSD_CPU_LOOP_MAX = 16384,
@@ -272,7 +274,7 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
      * and role, DDT per token and role (split only). */
     /* XH: (M o Sg) B and (M o Sg)^T C summed over the heads of a group
      * first (SSD_XSUM), M o Sg per chunk and head and their terms in sr. */
-    const bool xh = vkg_vk_tune_int("VKG_TUNE_SSD_XH", !small && !mid) != 0 &&
+    const bool xh = vkg_vk_tune_int("VKG_TUNE_SSD_XH", c64 >= SSD_XH_C64) != 0 &&
                     (q * (q + 1) + q * SSD_XSUM_NT) * sizeof(float) <= info->max_shared_memory;
     const uint64_t sr_floats = 2 * nq * nh * nc * ds * hd + nq * nh * nc + nq * nh * ds * hd +
                                nq * nh * nc * nr1 + nq * nh * nt * nr +
