@@ -94,10 +94,15 @@
  * TRI off, K2 off: 2.61-2.63 (equal or slower); 512 invocations (the
  * driver fits 115 registers) SSD_MAIN 2.03 ms, 1024 (64 registers) 2.37;
  * the 16 x 16 vec4 kernel without P2W (161 registers) 1.89, with WMAP, K2
- * and TRI (173 registers) 1.85 -- but then the op took 3.89 ms in the timed
- * sweep while its dispatches timed one by one add up to 2.72, as in round
- * 4 (10.2 ms), cause not found. The (M o Sg)-free SSD_MAIN runs at ~10
- * TFLOP/s on 2.1 M FMA per chunk and head, one workgroup per SM.
+ * and TRI (173 registers) 1.85 (its first timed run read 3.89 ms for the
+ * op, round 4's 10.2: the driver's first build of a kernel on a machine,
+ * see reports/nvidia-h200/speed.md round 5 -- run in two processes, the
+ * first read 8.70 ms and the second 2.70); SSD_SUM with every n tile of a
+ * chunk in one workgroup (the chunk setup once; 79 registers): op
+ * 2.627-2.637 against 2.645-2.651, but its dispatch 0.597 against 0.548,
+ * so not kept. The (M o Sg)-free SSD_MAIN runs at ~10 TFLOP/s on 2.1 M FMA
+ * per chunk and head, one workgroup per SM (4096 workgroups on 132 SMs:
+ * 32 rounds, the last of 4).
  * Knobs (read at each encode; every setting gives correct results):
  * VKG_TUNE_SCAN_SSD=0 (this path off: the chunked recurrence of
  * ops/ssm_scan.c runs), VKG_TUNE_SSD_MINTOK=N (shortest sequence taken,
