@@ -100,7 +100,11 @@
  * first read 8.70 ms and the second 2.70); SSD_SUM with every n tile of a
  * chunk in one workgroup (the chunk setup once; 79 registers): op
  * 2.627-2.637 against 2.645-2.651, but its dispatch 0.597 against 0.548,
- * so not kept. The (M o Sg)-free SSD_MAIN runs at ~10 TFLOP/s on 2.1 M FMA
+ * so not kept; two heads of a chunk per SSD_MAIN workgroup, one after the
+ * other, their d_B / d_C partials added in place (half the partials):
+ * 2.87-2.91 ms against 2.60-2.61 (SSD_MAIN 2.12 against 1.78, 239
+ * registers, and SSD_REDUCE only 0.075 -> 0.069: it is not bound by the
+ * partials' bytes). The (M o Sg)-free SSD_MAIN runs at ~10 TFLOP/s on 2.1 M FMA
  * per chunk and head, one workgroup per SM (4096 workgroups on 132 SMs:
  * 32 rounds, the last of 4).
  * Knobs (read at each encode; every setting gives correct results):
