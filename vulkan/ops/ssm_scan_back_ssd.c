@@ -182,7 +182,7 @@ enum {
     SSD_SUM_KT = 8,  /* mirrors SKT of the shader */
     SSD_NT = 64,     /* mirrors NT */
     SSD_P2W_N = 128, /* mirrors MNW: the wide phase 2's n per tile */
-    SSD_XSUM_NT = 32, /* mirrors XNT: SSD_XSUM's columns per pass */
+    SSD_XSUM_NT = 32, /* mirrors XNT: SSD_XSUM's columns per workgroup */
     SSD_Q_MAX = 64,
     SSD_SMALL_C64 = 32, /* see the defaults in vkg_vk_scan_back_ssd */
     SSD_MID_C64 = 256,
@@ -419,8 +419,11 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
         *st = vkg_vk_dispatch(enc, &k_ssd_wsum, rspec, 3, t, 11, &p, gx, gy, 1);
         if (*st != VKG_STATUS_OK) return true;
         vkg_vk_barrier(enc);
-        vkg_vk_grid(enc, 2 * nq * ng * nc, &gx, &gy);
-        *st = vkg_vk_dispatch(enc, &k_ssd_xsum, rspec, 3, t, 11, &p, gx, gy, 1);
+        /* A workgroup per (sequence, group, chunk, d_C or d_B, 32 columns
+         * of n), an invocation per 4 x 2 block: Q / 4 x 16 of them. */
+        const uint32_t xspec[3] = {(uint32_t)q / 4 * (SSD_XSUM_NT / 2), (uint32_t)q, (uint32_t)nr};
+        vkg_vk_grid(enc, 2 * nq * ng * nc * ((ds + SSD_XSUM_NT - 1) / SSD_XSUM_NT), &gx, &gy);
+        *st = vkg_vk_dispatch(enc, &k_ssd_xsum, xspec, 3, t, 11, &p, gx, gy, 1);
         if (*st != VKG_STATUS_OK) return true;
         vkg_vk_barrier(enc);
     }
