@@ -183,6 +183,7 @@ enum {
     SSD_NT = 64,     /* mirrors NT */
     SSD_P2W_N = 128, /* mirrors MNW: the wide phase 2's n per tile */
     SSD_XSUM_NT = 32, /* mirrors XNT: SSD_XSUM's columns per workgroup */
+    SSD_NDOT = 16,    /* mirrors NDOT: SSD_MAIN's <lam, s_in> sums */
     SSD_Q_MAX = 64,
     SSD_SMALL_C64 = 32, /* see the defaults in vkg_vk_scan_back_ssd */
     SSD_MID_C64 = 256,
@@ -212,7 +213,7 @@ static uint64_t ssd_main_stg(uint64_t q, struct ssd_grid gr) {
 
 /* Shared floats of SSD_MAIN at chunk length q (see the shader). */
 static uint64_t ssd_main_shared(uint64_t q, struct ssd_grid gr) {
-    return 4 * q + ssd_main_stg(q, gr) + 2 * q * (q + (gr.v4 ? 4 : 1)) + 4 * q + 1;
+    return 4 * q + ssd_main_stg(q, gr) + 2 * q * (q + (gr.v4 ? 4 : 1)) + 4 * q + SSD_NDOT;
 }
 
 /* Whether SSD_MAIN at chunk length q and grid gr fits the device and the
@@ -355,7 +356,7 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
     const bool p2w =
         vkg_vk_tune_int("VKG_TUNE_SSD_P2W", big64) != 0 && gr.v4 && q == 64 && gr.trw == 16 &&
         gr.tcw == 16 && kpre && !split &&
-        (4 * q + stgw + 2 * q * q + 4 * q + 1) * sizeof(float) <= info->max_shared_memory;
+        (4 * q + stgw + 2 * q * q + 4 * q + SSD_NDOT) * sizeof(float) <= info->max_shared_memory;
     /* 8 x 4 blocks of invocations per 32 (vec4 grids only). */
     const uint32_t wmap = vkg_vk_tune_int("VKG_TUNE_SSD_WMAP", big64 && p2w) != 0 && gr.v4 &&
                           gr.trw % 8 == 0 && gr.tcw % 4 == 0 && (gr.trw * gr.tcw) % 32 == 0;

@@ -395,7 +395,8 @@ layout(constant_id = 6) const uint SFL = 1;
 shared vec4 stg4[STG4];
 shared vec4 sms4[Q * QS / 4u], smk4[Q * QS / 4u]; // M o Sg, M o K: [t][u]
 shared float sF[Q], syi[Q], sz[Q], sdx[Q];
-shared float sdot;
+#define NDOT 16u // invocations that sum the <lam, s_in> partials
+shared float sdot[NDOT];
 
 #define STG(i) stg4[(i) >> 2][(i) & 3u]
 #define SMS(i) sms4[(i) >> 2][(i) & 3u]
@@ -1288,11 +1289,15 @@ void main() {
         sz[v] = b;
         sdx[v] = x;
     }
-    if (tid == 0) {
+    // <lam, s_in>: NDOT invocations past the token sums' (idle here) each add
+    // WG / NDOT partials in order, every token's invocation adds those NDOT
+    // sums in order (one invocation adding all WG took WG dependent steps).
+    if (tid >= WG - NDOT) {
+        const uint j = tid - (WG - NDOT);
         float acc = 0.0;
-        for (uint k = 0; k < WG; k++)
-            acc += STG(TCW * Q + k);
-        sdot = acc;
+        for (uint k = 0; k < WG / NDOT; k++)
+            acc += STG(TCW * Q + j * (WG / NDOT) + k);
+        sdot[j] = acc;
     }
     barrier();
     const float A = A_data[p.off_A + h * p.A_h];
@@ -1302,7 +1307,10 @@ void main() {
         const uint t = t0 + v;
         float da = 0.0;
         if (t < p.nt) {
-            float dl = fma(eLe, sdot, sF[v]);
+            float sd = 0.0;
+            for (uint j = 0; j < NDOT; j++)
+                sd += sdot[j];
+            float dl = fma(eLe, sd, sF[v]);
             for (uint u = v; u < Q; u++)
                 dl = fma(seL[u], syi[u], dl);
             for (uint u = 0; u < v; u++)
