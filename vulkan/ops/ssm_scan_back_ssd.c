@@ -104,9 +104,19 @@
  * other, their d_B / d_C partials added in place (half the partials):
  * 2.87-2.91 ms against 2.60-2.61 (SSD_MAIN 2.12 against 1.78, 239
  * registers, and SSD_REDUCE only 0.075 -> 0.069: it is not bound by the
- * partials' bytes). The (M o Sg)-free SSD_MAIN runs at ~10 TFLOP/s on 2.1 M FMA
- * per chunk and head, one workgroup per SM (4096 workgroups on 132 SMs:
- * 32 rounds, the last of 4).
+ * partials' bytes). Kept after the report run: SSD_XSUM register-blocked
+ * over a workgroup per 32 columns (0.038 -> 0.033 ms), and the <lam,
+ * s_in> sum of SSD_MAIN's epilogue by 16 otherwise idle invocations
+ * instead of one adding all 256 partials (binary 126 -> 119 KB):
+ * 2.585-2.598 against 2.611-2.619 ms, 1024 tokens 0.733-0.737 against
+ * 0.742-0.745. Where SSD_MAIN's time goes (a timing-only build that left
+ * loops out, results wrong, not kept; 1.797 ms in all): phase 1's Sg
+ * 0.164, phase 2's two products with s_in / lam 0.397, phase 3's B lam
+ * 0.232 and (M o K)^T G 0.085; without all four, 0.652 ms remain: the
+ * chunk setup, K, F, the exps of M, the B / C loads of the d_l dots, the
+ * partials' stores and the epilogue, at one workgroup per SM. The
+ * (M o Sg)-free SSD_MAIN's products run at ~15 TFLOP/s on 2.1 M FMA per
+ * chunk and head (4096 workgroups on 132 SMs: 32 rounds, the last of 4).
  * Knobs (read at each encode; every setting gives correct results):
  * VKG_TUNE_SCAN_SSD=0 (this path off: the chunked recurrence of
  * ops/ssm_scan.c runs), VKG_TUNE_SSD_MINTOK=N (shortest sequence taken,
