@@ -79,12 +79,13 @@
  *   0.0745 (five alternating runs each): equal again. So the ~4.5 us is the
  *   chain after the last d_sx stores -- their drain, a device-wide add or a
  *   barrier, the partials' loads, the d_c stores -- and it is paid once
- *   either way; not kept. Round 7: each workgroup's range walked rotated so that the workgroups in flight
- *   walk the same two or three steps (a range over two row blocks from the
- *   second one's first step; g then read as two bands of whole rows):
- *   0.0748-0.0756 ms against 0.0751-0.0754 (six alternating runs each),
- *   equal, so where the g lines sit in DRAM is not what bounds it; not
- *   kept. Measured there and slower, round 4: persistent
+ *   either way; not kept. Round 7: each workgroup's range walked rotated
+ *   so that the workgroups in flight walk the same two or three steps (a
+ *   range over two row blocks from the second one's first step; g then
+ *   read as two bands of whole rows): 0.0748-0.0756 ms against
+ *   0.0751-0.0754 (six alternating runs each), equal, so where the g lines
+ *   sit in DRAM is not what bounds it; not kept. Measured there and
+ *   slower, round 4: persistent
  *   32 x 256 (0.089-0.091), 32 x 128 with 256 invocations (0.084-0.087),
  *   8 x 256 with 256 invocations (0.078 / 0.106 at 528 / 792 workgroups),
  *   persistent 16 x 256 with 132 / 264

@@ -12,11 +12,11 @@
  *              n / p tile when split: the Q x Q products, then d_B, d_C,
  *              d_x by register-blocked products from shared memory, d_x and
  *              d_dt written directly (split: d_dt parts to scratch);
- *   SSD_WSUM   (XH, big grids: see SSD_XH_C64) W = sum over a group's heads of M o Sg, an
- *              invocation per element;
+ *   SSD_WSUM   (XH: big grids, see SSD_XH_C64) W = sum over a group's
+ *              heads of M o Sg, an invocation per element;
  *   SSD_XSUM   (XH) W B and W^T C, a workgroup per (sequence, group, chunk,
- *              d_C or d_B): the terms of d_C and d_B that SSD_MAIN leaves
- *              out with XH, once per group instead of once per head;
+ *              d_C or d_B, 32 columns of n): the terms of d_C and d_B that
+ *              SSD_MAIN leaves out with XH, once per group, not per head;
  *   SSD_REDUCE d_s, d_A, d_B, d_C from the partials, in a fixed order.
  * Sequences of one chunk skip SSD_CARRY: SSD_SUM writes a_0 lambda_0 and
  * SSD_MAIN reads s and g_S, so those two run together. No atomics: the op
@@ -88,8 +88,8 @@
  * slower where the grid is small (two more dispatches and barriers: 16
  * heads x 64 tokens 0.081 against 0.053, x 256 tokens 0.098 against
  * 0.087; 64 heads in 2 groups x 256 tokens 0.260 against 0.235), so on
- * from 1024 chunk-heads of 64 tokens (SSD_XH_C64). SSD_MAIN keeps 241 registers. Measured
- * with XH and not kept: SSD_MAIN's exclusive prefix of F summed in
+ * from 1024 chunk-heads of 64 tokens (SSD_XH_C64). SSD_MAIN keeps 241
+ * registers. Measured with XH and not kept: SSD_MAIN's exclusive prefix of F summed in
  * parallel (bitwise the same) 2.610-2.618 against 2.595-2.604; k-step 16,
  * TRI off, K2 off: 2.61-2.63 (equal or slower); 512 invocations (the
  * driver fits 115 registers) SSD_MAIN 2.03 ms, 1024 (64 registers) 2.37;
@@ -137,8 +137,8 @@
  * (phases 1 and 3 at k-step 2 KT), VKG_TUNE_SSD_TRI=0|1 (with WMAP: skip
  * the k-steps the causal mask zeroes), VKG_TUNE_SSD_CG=1|4|8|16
  * (SSD_CARRY's chunks per group of loads in flight), VKG_TUNE_SSD_XH=0|1
- * (the cross-head sums; default: from SSD_XH_C64 chunk-heads). (The per-stage times
- * above were taken with a timing-only knob that left stages out; as its
+ * (the cross-head sums; default: from SSD_XH_C64 chunk-heads). (The
+ * per-stage times above were taken with a timing-only knob that left stages out; as its
  * results were wrong it is not kept.)
  */
 #include <stdlib.h>
@@ -187,11 +187,11 @@ static const struct vkg_vk_kernel k_ssd_reduce =
     VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_reduce, 11, struct ssd_push);
 
 enum {
-    SSD_WG = 256,    /* 16 x 16 invocations: the shader's tiles assume it */
-    SSD_KT = 8,      /* SSD_MAIN's k-step (KTM of the shader), at least */
-    SSD_SUM_KT = 8,  /* mirrors SKT of the shader */
-    SSD_NT = 64,     /* mirrors NT */
-    SSD_P2W_N = 128, /* mirrors MNW: the wide phase 2's n per tile */
+    SSD_WG = 256,     /* 16 x 16 invocations: the shader's tiles assume it */
+    SSD_KT = 8,       /* SSD_MAIN's k-step (KTM of the shader), at least */
+    SSD_SUM_KT = 8,   /* mirrors SKT of the shader */
+    SSD_NT = 64,      /* mirrors NT */
+    SSD_P2W_N = 128,  /* mirrors MNW: the wide phase 2's n per tile */
     SSD_XSUM_NT = 32, /* mirrors XNT: SSD_XSUM's columns per workgroup */
     SSD_NDOT = 16,    /* mirrors NDOT: SSD_MAIN's <lam, s_in> sums */
     SSD_Q_MAX = 64,
