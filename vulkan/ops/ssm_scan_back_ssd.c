@@ -109,7 +109,10 @@
  * s_in> sum of SSD_MAIN's epilogue by 16 otherwise idle invocations
  * instead of one adding all 256 partials (binary 126 -> 119 KB):
  * 2.585-2.598 against 2.611-2.619 ms, 1024 tokens 0.733-0.737 against
- * 0.742-0.745. Where SSD_MAIN's time goes (a timing-only build that left
+ * 0.742-0.745; then F's exclusive prefix and the chunk's d_A sum in two
+ * levels of 16 invocations (not bitwise the serial sums): 2.571-2.575
+ * against 2.582-2.588 ms, 1024 tokens 0.729-0.731 against 0.734-0.736
+ * (the d_A sum alone measured equal). Where SSD_MAIN's time goes (a timing-only build that left
  * loops out, results wrong, not kept; 1.797 ms in all): phase 1's Sg
  * 0.164, phase 2's two products with s_in / lam 0.397, phase 3's B lam
  * 0.232 and (M o K)^T G 0.085; without all four, 0.652 ms remain: the

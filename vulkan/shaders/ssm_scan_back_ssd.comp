@@ -807,9 +807,22 @@ void main() {
             sF[v] = cs - rs;
         }
         barrier();
-        if (tid == 0) {
+        // The exclusive prefix sum in two levels: NDOT invocations each add
+        // a block of Q / NDOT in order, then each starts from the blocks
+        // before its own (added in order) and walks its block.
+        if (tid < NDOT) {
+            float tot = 0.0;
+            for (uint k = 0; k < Q / NDOT; k++)
+                tot += sF[tid * (Q / NDOT) + k];
+            sdot[tid] = tot;
+        }
+        barrier();
+        if (tid < NDOT) {
             float acc = 0.0;
-            for (uint v = 0; v < Q; v++) {
+            for (uint j = 0; j < tid; j++)
+                acc += sdot[j];
+            for (uint k = 0; k < Q / NDOT; k++) {
+                const uint v = tid * (Q / NDOT) + k;
                 const float dv = sF[v];
                 sF[v] = acc;
                 acc += dv;
@@ -1325,10 +1338,20 @@ void main() {
         sF[v] = da;
     }
     barrier();
+    // This chunk's d_A part: NDOT invocations each add Q / NDOT tokens' terms
+    // in order, then one adds those NDOT sums in order (one invocation adding
+    // all Q kept the workgroup, and the next one on its SM, waiting).
+    if (tid < NDOT) {
+        float acc = 0.0;
+        for (uint k = 0; k < Q / NDOT; k++)
+            acc += sF[tid * (Q / NDOT) + k];
+        sdot[tid] = acc;
+    }
+    barrier();
     if (tid == 0) {
         float acc = 0.0;
-        for (uint v = 0; v < Q; v++)
-            acc += sF[v];
+        for (uint j = 0; j < NDOT; j++)
+            acc += sdot[j];
         sr[ssd_dap() + (qh * p.nc + c) * max(NRS, 1u) + role] = acc;
     }
 }
