@@ -196,7 +196,7 @@ enum {
     SSD_NT = 64,      /* mirrors NT */
     SSD_P2W_N = 128,  /* mirrors MNW: the wide phase 2's n per tile */
     SSD_XSUM_NT = 32, /* mirrors XNT: SSD_XSUM's columns per workgroup */
-    SSD_NDOT = 16,    /* mirrors NDOT: SSD_MAIN's <lam, s_in> sums */
+    SSD_NDOT = 16,    /* mirrors NDOT: SSD_MAIN's two-level sums */
     SSD_Q_MAX = 64,
     SSD_SMALL_C64 = 32, /* see the defaults in vkg_vk_scan_back_ssd */
     SSD_MID_C64 = 256,

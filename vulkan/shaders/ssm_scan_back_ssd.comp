@@ -395,7 +395,7 @@ layout(constant_id = 6) const uint SFL = 1;
 shared vec4 stg4[STG4];
 shared vec4 sms4[Q * QS / 4u], smk4[Q * QS / 4u]; // M o Sg, M o K: [t][u]
 shared float sF[Q], syi[Q], sz[Q], sdx[Q];
-#define NDOT 16u // invocations that sum the <lam, s_in> partials
+#define NDOT 16u // invocations of the two-level sums (F's prefix, <lam, s_in>, d_A)
 shared float sdot[NDOT];
 
 #define STG(i) stg4[(i) >> 2][(i) & 3u]
