@@ -85,7 +85,7 @@ struct run {
     struct vkg_backend *vk;
     int computes;
     struct seen last;
-    int first_n;         /* dispatches seen after the first compute */
+    int first_n;          /* dispatches seen after the first compute */
     bool off_after_first; /* switch timing off after the first compute */
 };
 
@@ -107,8 +107,7 @@ static struct vkg_perf_timing time_shape(struct run *r, struct vkg_perf_shape sh
     if (vkg_perf_time_node_hook(b, 1, &shape, reps, false, SEED, &t, after, r) != VKG_STATUS_OK)
         fail_msg("case %s: timing the node failed: %s", vkg_backend_name(r->vk), t.error);
     if (strcmp(t.placement, vkg_backend_name(r->vk)))
-        fail_msg("case %s: node placed on %s (%s)", vkg_backend_name(r->vk), t.placement,
-                 t.reason);
+        fail_msg("case %s: node placed on %s (%s)", vkg_backend_name(r->vk), t.placement, t.reason);
     return t;
 }
 
@@ -126,8 +125,8 @@ static void check_scan_dispatches(const char *what, const struct seen *s, double
     for (int i = 0; i < s->n; i++) {
         const struct vkg_vulkan_dispatch_time *d = &s->d[i];
         if (d->node != 0 || d->index != i)
-            fail_msg("case %s: dispatch %d reads node %d index %d, expected node 0 index %d",
-                     what, i, d->node, d->index, i);
+            fail_msg("case %s: dispatch %d reads node %d index %d, expected node 0 index %d", what,
+                     i, d->node, d->index, i);
         if (!s->kernel[i][0] || !strncmp(s->kernel[i], "vkg_vk_spv_", 11))
             fail_msg("case %s: dispatch %d kernel '%s'", what, i, s->kernel[i]);
         if (!(d->us >= 0) || !isfinite(d->us))
@@ -162,7 +161,8 @@ static void timing__scan_nodes_split_into_their_dispatches(void **state) {
          * timed compute, so that the node's time is that compute's. */
         struct vkg_perf_timing t = time_shape(&r, vkg_perf_scan1(16, 64, 1024, 1), 1);
         snprintf(what, sizeof what, "Vulkan%d mamba1", i);
-        if (r.computes != 1) fail_msg("case %s: %d profiled computes, expected 1", what, r.computes);
+        if (r.computes != 1)
+            fail_msg("case %s: %d profiled computes, expected 1", what, r.computes);
         check_scan_dispatches(what, &r.last, t.node_ms * 1e3, "chan_back", "reduce");
         /* Mamba-2 over several chunks. */
         r.computes = 0;
@@ -198,9 +198,8 @@ static void perf_cli__stages_rows(void **state) {
     assert_true(fd >= 0 && fd2 >= 0);
     close(fd);
     close(fd2);
-    char *argv[] = {"perf",     "--quick",      "--ops", "ssm_scan_back", "--reps", "1",
-                    "--no-cpu", "--no-refused", "--csv", perf,            "--stages", path,
-                    NULL};
+    char *argv[] = {"perf",         "--quick", "--ops", "ssm_scan_back", "--reps", "1", "--no-cpu",
+                    "--no-refused", "--csv",   perf,    "--stages",      path,     NULL};
     assert_int_equal(vkg_cmd_perf(12, argv), 0);
     FILE *f = fopen(path, "r");
     assert_non_null(f);
@@ -268,15 +267,16 @@ static void stages__rows_and_the_refused_note(void **state) {
     for (char *save = NULL, *line = strtok_r(buf, "\n", &save); line;
          line = strtok_r(NULL, "\n", &save), row++) {
         int n = vkg_csv_parse(line, &fields[0][0], 256, VKG_PERF_STAGES_CSV_N_COLUMNS);
-        if (n != VKG_PERF_STAGES_CSV_N_COLUMNS) fail_msg("case row %d: %d fields: %s", row, n, line);
+        if (n != VKG_PERF_STAGES_CSV_N_COLUMNS)
+            fail_msg("case row %d: %d fields: %s", row, n, line);
         if (row == 0) {
             if (fields[7][0] || !strstr(fields[11], "no GPU node") || strcmp(fields[10], "0"))
                 fail_msg("case d_conv 4096: expected an empty kernel, reps 0 and the reason: %s",
                          line);
         } else if (atoi(fields[6]) != row - 1 || !fields[7][0] || atoi(fields[10]) != 2 ||
                    !(atof(fields[9]) > 0)) {
-            fail_msg("case mamba1 row %d: dispatch %d, a kernel, reps 2, node_ms: %s", row,
-                     row - 1, line);
+            fail_msg("case mamba1 row %d: dispatch %d, a kernel, reps 2, node_ms: %s", row, row - 1,
+                     line);
         }
     }
     if (row != 1 + n_scan) fail_msg("case: %d rows, expected %d", row, 1 + n_scan);
@@ -290,11 +290,17 @@ static void perf_cli__stages_bad_input_exit_2(void **state) {
     assert_int_equal(vkg_cmd_perf(3, missing), 2);
     char *option[] = {"perf", "--stages", "--quick", NULL};
     assert_int_equal(vkg_cmd_perf(3, option), 2);
-    char *same[] = {"perf", "--quick", "--csv", "/tmp/vkgrad_same.csv", "--stages",
-                    "/tmp/vkgrad_same.csv", NULL};
+    char *same[] = {
+        "perf", "--quick", "--csv", "/tmp/vkgrad_same.csv", "--stages", "/tmp/vkgrad_same.csv",
+        NULL};
     assert_int_equal(vkg_cmd_perf(6, same), 2);
-    char *same2[] = {"perf", "--quick", "--pipeline-stats", "/tmp/vkgrad_same2.csv", "--stages",
-                     "/tmp/vkgrad_same2.csv", NULL};
+    char *same2[] = {"perf",
+                     "--quick",
+                     "--pipeline-stats",
+                     "/tmp/vkgrad_same2.csv",
+                     "--stages",
+                     "/tmp/vkgrad_same2.csv",
+                     NULL};
     assert_int_equal(vkg_cmd_perf(6, same2), 2);
     char *unwritable[] = {"perf", "--quick", "--stages", "/nonexistent-dir-vkgrad/stages.csv",
                           NULL};

@@ -311,7 +311,7 @@ static int parse_opts(int argc, char **argv, struct perf_opts *o) {
 struct sweep {
     const struct perf_opts *o;
     struct vkg_csv csv;
-    struct vkg_csv stats; /* --pipeline-stats: .f is NULL without it */
+    struct vkg_csv stats;  /* --pipeline-stats: .f is NULL without it */
     struct vkg_csv stages; /* --stages: .f is NULL without it */
     struct vkg_backend *cpu;
     int row, n_rows;
@@ -373,8 +373,8 @@ static void stages_pass(struct sweep *sw, int dev, const char *desc, const char 
     int rows = 0;
     for (int i = 0; i < n_shapes; i++)
         if (op_selected(sw->o, &shapes[i]))
-            rows += vkg_perf_stages_shape(&sw->stages, vk, desc, slug, &shapes[i], sw->o->reps,
-                                          SEED);
+            rows +=
+                vkg_perf_stages_shape(&sw->stages, vk, desc, slug, &shapes[i], sw->o->reps, SEED);
     fprintf(stderr, " %d rows -> %s\n", rows, sw->o->stages);
     vkg_backend_free(vk);
 }
@@ -539,8 +539,7 @@ int vkg_cmd_perf(int argc, char **argv) {
         return 2;
     }
     if (o.stages && !(sw.stages.f = fopen(o.stages, "w"))) {
-        fprintf(stderr, "vkgrad perf: --stages: cannot write %s: %s\n", o.stages,
-                strerror(errno));
+        fprintf(stderr, "vkgrad perf: --stages: cannot write %s: %s\n", o.stages, strerror(errno));
         if (o.csv) fclose(sw.csv.f);
         if (sw.stats.f) fclose(sw.stats.f);
         return 2;

@@ -14,9 +14,9 @@ enum { STAGES_MAX = 64 }; /* dispatches of one compute kept; more are noted */
 /* The dispatches of every profiled compute of one shape (hook_read after
  * each: vkg_perf_time_node_hook). */
 struct stages {
-    int reps, rep;      /* computes expected, computes seen */
-    int n;              /* dispatches per compute (from the first) */
-    bool varied, over;  /* a compute had another list; more than STAGES_MAX */
+    int reps, rep;     /* computes expected, computes seen */
+    int n;             /* dispatches per compute (from the first) */
+    bool varied, over; /* a compute had another list; more than STAGES_MAX */
     int node[STAGES_MAX], index[STAGES_MAX];
     const char *kernel[STAGES_MAX];
     double *us; /* [STAGES_MAX][reps] */
@@ -53,14 +53,24 @@ static void hook_read(void *user) {
     if (st->rep >= st->reps) return;
     st->seen = 0;
     (void)vkg_vulkan_dispatch_times_foreach(h->vk, take, st);
-    if (st->rep == 0) st->n = st->seen < STAGES_MAX ? st->seen : STAGES_MAX;
-    else if (st->seen != st->n && !st->over) st->varied = true;
+    if (st->rep == 0)
+        st->n = st->seen < STAGES_MAX ? st->seen : STAGES_MAX;
+    else if (st->seen != st->n && !st->over)
+        st->varied = true;
     st->rep++;
 }
 
 void vkg_perf_stages_header(struct vkg_csv *w) {
     fputs(VKG_PERF_STAGES_CSV_COLUMNS "\n", w->f);
     w->n = 0;
+}
+
+/* A note row has no node or dispatch index (-1): an empty cell. */
+static void int_or_empty(struct vkg_csv *w, int v) {
+    if (v >= 0)
+        vkg_csv_int(w, v);
+    else
+        vkg_csv_str(w, "");
 }
 
 static void row(struct vkg_csv *w, const char *device, const char *slug,
@@ -72,8 +82,8 @@ static void row(struct vkg_csv *w, const char *device, const char *slug,
     vkg_csv_str(w, vkg_perf_op_name(s->op));
     vkg_csv_str(w, vkg_perf_shape_variant(s));
     vkg_csv_str(w, vkg_perf_shape_str(s, shape, sizeof shape));
-    if (node >= 0) vkg_csv_int(w, node); else vkg_csv_str(w, "");
-    if (index >= 0) vkg_csv_int(w, index); else vkg_csv_str(w, "");
+    int_or_empty(w, node);
+    int_or_empty(w, index);
     vkg_csv_str(w, kernel);
     vkg_csv_num(w, ms);
     vkg_csv_num(w, node_ms);

@@ -507,8 +507,7 @@ static enum vkg_status vk_graph_compute(struct vkg_backend *backend, struct vkg_
         r = victim(be);
         if ((st = record(be, r, nodes, n_nodes)) != VKG_STATUS_OK) return st;
         /* More dispatches than timestamp room: again, with room for all. */
-        if (vkg_vk_dispatch_times_overflow(r) && (st = record(be, r, nodes, n_nodes)))
-            return st;
+        if (vkg_vk_dispatch_times_overflow(r) && (st = record(be, r, nodes, n_nodes))) return st;
     }
     r->last_use = ++be->use_clock;
     st = vkg_vk_submit_wait(be, r->cmd, be->fence);

@@ -15,8 +15,9 @@
  * needed): a recording that saw more dispatches than it had room for says
  * so (vkg_vk_dispatch_times_overflow) and backend.c records it again with
  * room for all. Every multi-dispatch op takes that path on its first
- * timed recording, so the tests exercise it. Recordings are reused only in the same timing mode, and without
- * dispatch timing nothing here is called on the compute path.
+ * timed recording, so the tests exercise it. Recordings are reused only in
+ * the same timing mode, and without dispatch timing nothing here is called
+ * on the compute path.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +28,8 @@ enum { DQ_PER_NODE = 2 }; /* to start with; a recording that needs more grows it
 
 enum vkg_status vkg_vk_dispatch_times_prepare(struct vkg_vk_backend *be,
                                               struct vkg_vk_recording *r) {
-    uint32_t need = r->n_dq > (uint32_t)r->n_nodes * DQ_PER_NODE ? r->n_dq
-                                                                  : (uint32_t)r->n_nodes * DQ_PER_NODE;
+    uint32_t need = (uint32_t)r->n_nodes * DQ_PER_NODE;
+    if (r->n_dq > need) need = r->n_dq;
     if (need <= r->dq_capacity && r->dqueries) return VKG_STATUS_OK;
     vkg_vk_dispatch_times_destroy(be, r);
     struct vkg_vk_dispatch_slot *dq = calloc(need, sizeof *dq);

@@ -36,6 +36,12 @@ struct vkg_vk_desc_pools {
     int n, cur;
 };
 
+/* What a dispatch timestamp belongs to (vulkan/dispatch_times.c). */
+struct vkg_vk_dispatch_slot {
+    int node, index;
+    const char *kernel;
+};
+
 /* One recorded split, resubmitted while its key still matches. */
 struct vkg_vk_recording {
     VkCommandBuffer cmd; /* from vkg_vk_backend.rec_pool */
@@ -62,22 +68,19 @@ struct vkg_vk_recording {
     bool dtimed;
     VkQueryPool dqueries;
     uint32_t dq_capacity, n_dq;
-    struct vkg_vk_dispatch_slot {
-        int node, index;
-        const char *kernel;
-    } *dq;
+    struct vkg_vk_dispatch_slot *dq;
     struct vkg_vk_desc_pools desc;
 };
 
 struct vkg_vk_encoder {
     struct vkg_vk_backend *be;
     VkCommandBuffer cmd;
-    struct vkg_vk_desc_pools *desc; /* the recording's, for descriptor sets */
-    const struct vkg_tensor *node;  /* being encoded */
+    struct vkg_vk_desc_pools *desc;  /* the recording's, for descriptor sets */
+    const struct vkg_tensor *node;   /* being encoded */
     struct vkg_vk_recording *timing; /* with dispatch timestamps, else NULL */
     int node_i, node_dispatches;     /* node index in the recording, its dispatches so far */
-    bool drop;                      /* VKG_FAULT_DROP_DISPATCH matches node */
-    VkPipeline bound;               /* last bound pipeline, to skip rebinds */
+    bool drop;                       /* VKG_FAULT_DROP_DISPATCH matches node */
+    VkPipeline bound;                /* last bound pipeline, to skip rebinds */
     /* Scratch: a bump allocator over be->scratch, reset per node. */
     size_t scratch_used;
     int n_scratch;

@@ -127,8 +127,9 @@ vkg_vk_device_info(const struct vkg_vk_device *dev) {
  * valid bits; timestampPeriod is nanoseconds per tick). */
 static inline double vkg_vk_ticks_us(const struct vkg_vk_device *dev, uint64_t start,
                                      uint64_t end) {
-    uint64_t mask = dev->timestamp_valid_bits >= 64 ? ~UINT64_C(0)
-                                                    : (UINT64_C(1) << dev->timestamp_valid_bits) - 1;
+    uint64_t mask = dev->timestamp_valid_bits >= 64
+                        ? ~UINT64_C(0)
+                        : (UINT64_C(1) << dev->timestamp_valid_bits) - 1;
     return (double)((end - start) & mask) * (dev->props.limits.timestampPeriod * 1e-3);
 }
 
