@@ -160,6 +160,12 @@ static const struct sweep_row rows[] = {
      * group first), two groups of 32 heads */
     {"ssm_scan_back", "mamba2",
      SETS("d_state=128.head_dim=64.n_head=64.n_group=2.n_tok=256.n_seqs=1.n_slots=0"), 0},
+    /* the matrix form's 16-byte row stores (d_x, the summaries, the d_B /
+     * d_C partials) at a head_dim and d_state other than 64 / 128, d_state
+     * past one 128-column tile, a last chunk partly past n_tok, two
+     * sequences on three slots */
+    {"ssm_scan_back", "mamba2",
+     SETS("d_state=200.head_dim=32.n_head=8.n_group=2.n_tok=100.n_seqs=2.n_slots=3"), 0},
     /* slots: three sequences on two slots ({1, 0, 1}: the initial state read
      * twice, d_s accumulating both sequences), three on four in a seeded order
      * (one slot untouched: its d_s must be exactly 0); dt on both sides of

@@ -157,10 +157,20 @@ void main() {
     }
     const uint qh = q * p.nh + h;
     const uint base = (qh * p.nc + c) * p.ds * p.hd, nsr = ssd_nsr();
+    // A row's 4 columns as one 16-byte store where they are whole (each
+    // scalar store of a subgroup would write a quarter of each sector).
+    const uint pp0 = pti * NT + tcl * RN;
+    const bool v4 = RN == 4u && p.nc != 1u && p.hd % 4u == 0u && pp0 + 3u < p.hd;
     UNROLL for (uint i = 0; i < 4u; i++) {
         const uint n = nti * NT + tr + TC * i;
         if (n >= p.ds)
             continue;
+        if (v4) {
+            const uint o = base + n * p.hd + pp0;
+            sr4[o / 4u] = vec4(aS[i][0], aS[i][1], aS[i][2], aS[i][3]);
+            sr4[(nsr + o) / 4u] = vec4(aR[i][0], aR[i][1], aR[i][2], aR[i][3]);
+            continue;
+        }
         UNROLL for (uint j = 0; j < RN; j++) {
             const uint pp = pti * NT + tcl * RN + j;
             if (pp >= p.hd)
@@ -832,11 +842,20 @@ void main() {
         for (uint v = tid; v < Q; v += WG)
             sF[v] = 0.0;
     }
+    // XH: M o Sg to scratch, a row's MC1 = 4 columns as one 16-byte store
+    // where they are consecutive (WMAP) and the region is 16-byte aligned.
+#if defined(SSD_V4)
+    const bool ms4 = WMAP != 0u && MC1 == 4u && ssd_ms(NRS) % 4u == 0u;
+#else
+    const bool ms4 = false;
+#endif
     UNROLL for (uint i = 0; i < MRM; i++) {
         const uint t = ROW(i);
+        float msr[MC1];
         UNROLL for (uint j = 0; j < MC1; j++) {
             const uint u = COL(j);
             const float m = u <= t ? exp(sL[t] - sL[u]) : 0.0;
+            msr[j] = m * aS[i][j];
             SMS(t * QS + u) = m * aS[i][j];
 #if defined(SSD_V4)
             SMK(u * QS + t) = m * aS[i][j];
@@ -844,9 +863,12 @@ void main() {
 #else
             SMK(t * QS + u) = m * aK[i][j];
 #endif
-            if (XH && need_s && n_lo == 0u)
-                sr[ssd_ms(NRS) + ((qh * p.nc + c) * Q + t) * Q + u] = m * aS[i][j];
+            if (XH && need_s && n_lo == 0u && !ms4)
+                sr[ssd_ms(NRS) + ((qh * p.nc + c) * Q + t) * Q + u] = msr[j];
         }
+        if (XH && need_s && n_lo == 0u && ms4)
+            sr4[(ssd_ms(NRS) + ((qh * p.nc + c) * Q + t) * Q + COL(0)) / 4u] =
+                vec4(msr[0], msr[1], msr[2], msr[3]);
     }
     barrier();
 
@@ -940,6 +962,11 @@ void main() {
                 if (t >= p.nt)
                     continue;
                 const uint row = (qh * p.nt + t) * p.ds;
+                if (p.ds % 4u == 0u) { // whole 16-byte groups: one store each
+                    if (n0 + c2 * 4u < p.ds)
+                        bc4[(ob + row + n0 + c2 * 4u) / 4u] = aD[i];
+                    continue;
+                }
                 UNROLL for (uint j = 0; j < 4u; j++) {
                     const uint n = n0 + c2 * 4u + j;
                     if (n < p.ds)
@@ -1023,6 +1050,13 @@ void main() {
             if (t >= p.nt)
                 continue;
             const uint row = (qh * p.nt + t) * p.ds;
+            if (p.ds % 4u == 0u) { // whole 16-byte groups: one store each
+                if (n0 + c2 * 4u < p.ds) {
+                    bc4[(row + n0 + c2 * 4u) / 4u] = aB[i];
+                    bc4[(nbc + row + n0 + c2 * 4u) / 4u] = aC[i];
+                }
+                continue;
+            }
             UNROLL for (uint j = 0; j < 4u; j++) {
                 const uint n = n0 + c2 * 4u + j;
                 if (n < p.ds) {
@@ -1149,6 +1183,14 @@ void main() {
             if (t >= p.nt)
                 continue;
             const uint row = (qh * p.nt + t) * p.ds;
+            if (p.ds % 4u == 0u) { // whole 16-byte groups: one store each
+                if (n0 + tcl * 4u < p.ds) {
+                    bc4[(row + n0 + tcl * 4u) / 4u] = vec4(aB[i][0], aB[i][1], aB[i][2], aB[i][3]);
+                    bc4[(nbc + row + n0 + tcl * 4u) / 4u] =
+                        vec4(aC[i][0], aC[i][1], aC[i][2], aC[i][3]);
+                }
+                continue;
+            }
             UNROLL for (uint j = 0; j < 4u; j++) {
                 const uint n = n0 + tcl * 4u + j;
                 if (n < p.ds) {
@@ -1254,10 +1296,22 @@ void main() {
             if (PF == 0u && more)
                 fetch_g_cols_s(q, h, t0 + k0 + KS, p0);
         }
+        // d_x: a row's 4 columns as one 16-byte store where whole and aligned.
+        const bool dx4 = p.hd % 4u == 0u && (p.off_d + odx) % 4u == 0u;
         UNROLL for (uint i = 0; i < MRM; i++) {
             const uint u = ROW(i), t = t0 + u;
             if (t >= p.nt)
                 continue;
+            const uint pp0 = p0 + tcl * 4u;
+            if (dx4 && pp0 < p.hd) {
+                vec4 o;
+                UNROLL for (uint j = 0; j < 4u; j++) {
+                    dxp[i] = fma(ld_x(pp0 + j, h, t, q), aX[i][j], dxp[i]);
+                    o[j] = aX[i][j] * sdtp[u];
+                }
+                d4_data[(p.off_d + odx + pp0 + p.hd * (h + p.nh * (t + p.nt * q))) / 4u] = o;
+                continue;
+            }
             UNROLL for (uint j = 0; j < 4u; j++) {
                 const uint pp = p0 + tcl * 4u + j;
                 if (pp < p.hd) {

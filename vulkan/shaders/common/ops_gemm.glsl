@@ -93,6 +93,7 @@ layout(local_size_x = WG, local_size_y = 1, local_size_z = 1) in;
 layout(std430, set = 0, binding = 0) readonly buffer BufA { float a_data[]; };
 layout(std430, set = 0, binding = 1) readonly buffer BufB { float b_data[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer BufD { float d_data[]; };
+layout(std430, set = 0, binding = 2) writeonly buffer BufD4 { vec4 d4_data[]; };
 
 // Mirrored by struct vkg_gemm_push in ops/matmul.c.
 layout(push_constant) uniform Push {
@@ -381,6 +382,27 @@ void main() {
                 }
 #endif
 
+                // Rows contiguous in D (sd_i 1), whole 16-byte groups and
+                // an aligned base: an invocation's 4 rows of a column as one
+                // 16-byte store (scalar stores of a subgroup, 16 bytes
+                // apart, would each write a quarter of every sector).
+                if (p.sd_i == 1u && p.M % 4u == 0u && p.sd_j % 4u == 0u && base_d % 4u == 0u) {
+                    [[unroll]] for (uint s = 0; s < SM_M; s++) {
+                        const uint gi = m0 + s * 4u * NT_M + tx * 4u;
+                        if (gi >= p.M)
+                            continue;
+                        [[unroll]] for (uint t = 0; t < SM_N; t++) {
+                            [[unroll]] for (uint c2 = 0; c2 < 4; c2++) {
+                                const uint gj = n0 + t * 4u * NT_N + ty * 4u + c2;
+                                if (gj < p.N)
+                                    d4_data[(base_d + gi + gj * p.sd_j) / 4u] =
+                                        vec4(acc[s * 4][t][c2], acc[s * 4 + 1][t][c2],
+                                             acc[s * 4 + 2][t][c2], acc[s * 4 + 3][t][c2]);
+                            }
+                        }
+                    }
+                    continue;
+                }
                 [[unroll]] for (uint s = 0; s < SM_M; s++) {
                     [[unroll]] for (uint c = 0; c < 4; c++) {
                         const uint gi = m0 + s * 4u * NT_M + tx * 4u + c;

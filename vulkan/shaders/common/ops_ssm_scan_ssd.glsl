@@ -47,6 +47,14 @@ layout(std430, set = 0, binding = 7) readonly buffer BufG { float g_data[]; };
 layout(std430, set = 0, binding = 8) buffer BufD { float d_data[]; };
 layout(std430, set = 0, binding = 9) buffer BufSR { float sr[]; };
 layout(std430, set = 0, binding = 10) buffer BufBC { float bc[]; };
+// 16-byte views of the two scratch bindings, for stores of 4 consecutive
+// elements of a row (offsets multiples of 4: the host binds both from
+// element 0, and the kernels check the row lengths).
+layout(std430, set = 0, binding = 9) buffer BufSR4 { vec4 sr4[]; };
+layout(std430, set = 0, binding = 10) buffer BufBC4 { vec4 bc4[]; };
+// The same for the output (offsets checked by the kernel: the node's own
+// offset need not be a multiple of 4).
+layout(std430, set = 0, binding = 8) buffer BufD4 { vec4 d4_data[]; };
 
 #include "softplus.glsl"
 
