@@ -120,6 +120,16 @@
  * partials' stores and the epilogue, at one workgroup per SM. The
  * (M o Sg)-free SSD_MAIN's products run at ~15 TFLOP/s on 2.1 M FMA per
  * chunk and head (4096 workgroups on 132 SMs: 32 rounds, the last of 4).
+ * Round 8: SSD_SUM's summaries, SSD_MAIN's d_B / d_C partials, M o Sg and
+ * d_x stored as 16-byte row pieces where whole and aligned (the scalar
+ * epilogues wrote a quarter of each 32-byte sector per store; same values):
+ * 64 heads x 4096 tokens 2.562-2.572 -> 2.421-2.428 ms, 1024 tokens
+ * 0.729-0.730 -> 0.664-0.665 (SSD_SUM 0.545 -> 0.500, SSD_MAIN 1.744 ->
+ * 1.627). Measured and not kept: the summaries as one product per chunk
+ * and role over all the heads of a group (columns h * P + p, operands B
+ * or C and the scaled x or g_y, 128 x 128 tiles, 8 x 8 per invocation, 126
+ * registers, the per-token factors from a small kernel first): 0.518 +
+ * 0.010 ms against SSD_SUM's 0.506 in the same visit.
  * Knobs (read at each encode; every setting gives correct results):
  * VKG_TUNE_SCAN_SSD=0 (this path off: the chunked recurrence of
  * ops/ssm_scan.c runs), VKG_TUNE_SSD_MINTOK=N (shortest sequence taken,
