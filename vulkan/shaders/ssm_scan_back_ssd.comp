@@ -418,6 +418,22 @@ shared float sdot[NDOT];
 #define SB1V(k, c) stg4[(2u * KT * QP + (k) * SBP) / 4u + (c)]
 #define SB2V(k, c) stg4[(2u * KT * QP + KT * SBP + (k) * SBP) / 4u + (c)]
 
+// Elements n .. n + 3 of a d_state row of the d_B / d_C partials, at bc
+// offset o (element n's): one 16-byte store when d_state is a multiple of
+// 4 (o is then too, and the 4 lie all inside the row or all past it; a
+// subgroup's scalar stores, 16 bytes apart, would each write a quarter of
+// every sector), else the ones inside the row.
+void bc_put4(uint o, uint n, vec4 v) {
+    if (p.ds % 4u == 0u) {
+        if (n < p.ds)
+            bc4[o / 4u] = v;
+        return;
+    }
+    UNROLL for (uint j = 0; j < 4u; j++)
+        if (n + j < p.ds)
+            bc[o + j] = v[j];
+}
+
 // The state entering the chunk and the adjoint leaving it, element (n, pp):
 // from SSD_CARRY, or for one-chunk sequences straight from s and g_S (then
 // SSD_MAIN does not wait for SSD_SUM / SSD_CARRY).
@@ -856,19 +872,22 @@ void main() {
             const uint u = COL(j);
             const float m = u <= t ? exp(sL[t] - sL[u]) : 0.0;
             msr[j] = m * aS[i][j];
-            SMS(t * QS + u) = m * aS[i][j];
+            SMS(t * QS + u) = msr[j];
 #if defined(SSD_V4)
-            SMK(u * QS + t) = m * aS[i][j];
+            SMK(u * QS + t) = msr[j];
             aK[i][j] *= m;
 #else
             SMK(t * QS + u) = m * aK[i][j];
 #endif
-            if (XH && need_s && n_lo == 0u && !ms4)
-                sr[ssd_ms(NRS) + ((qh * p.nc + c) * Q + t) * Q + u] = msr[j];
         }
-        if (XH && need_s && n_lo == 0u && ms4)
-            sr4[(ssd_ms(NRS) + ((qh * p.nc + c) * Q + t) * Q + COL(0)) / 4u] =
-                vec4(msr[0], msr[1], msr[2], msr[3]);
+        if (XH && need_s && n_lo == 0u) {
+            const uint mo = ssd_ms(NRS) + ((qh * p.nc + c) * Q + t) * Q;
+            if (ms4)
+                sr4[(mo + COL(0)) / 4u] = vec4(msr[0], msr[1], msr[2], msr[3]);
+            else
+                UNROLL for (uint j = 0; j < MC1; j++)
+                    sr[mo + COL(j)] = msr[j];
+        }
     }
     barrier();
 
@@ -961,17 +980,8 @@ void main() {
                 const uint t = t0 + (i / 4u) * 32u + r2 * 4u + i % 4u;
                 if (t >= p.nt)
                     continue;
-                const uint row = (qh * p.nt + t) * p.ds;
-                if (p.ds % 4u == 0u) { // whole 16-byte groups: one store each
-                    if (n0 + c2 * 4u < p.ds)
-                        bc4[(ob + row + n0 + c2 * 4u) / 4u] = aD[i];
-                    continue;
-                }
-                UNROLL for (uint j = 0; j < 4u; j++) {
-                    const uint n = n0 + c2 * 4u + j;
-                    if (n < p.ds)
-                        bc[ob + row + n] = aD[i][j];
-                }
+                const uint n = n0 + c2 * 4u;
+                bc_put4(ob + (qh * p.nt + t) * p.ds + n, n, aD[i]);
             }
         }
     for (uint n0 = n_lo; !P2S && n0 < n_hi; n0 += MNW) {
@@ -1049,21 +1059,9 @@ void main() {
             const uint t = t0 + (i / 4u) * 32u + r2 * 4u + i % 4u;
             if (t >= p.nt)
                 continue;
-            const uint row = (qh * p.nt + t) * p.ds;
-            if (p.ds % 4u == 0u) { // whole 16-byte groups: one store each
-                if (n0 + c2 * 4u < p.ds) {
-                    bc4[(row + n0 + c2 * 4u) / 4u] = aB[i];
-                    bc4[(nbc + row + n0 + c2 * 4u) / 4u] = aC[i];
-                }
-                continue;
-            }
-            UNROLL for (uint j = 0; j < 4u; j++) {
-                const uint n = n0 + c2 * 4u + j;
-                if (n < p.ds) {
-                    bc[row + n] = aB[i][j];
-                    bc[nbc + row + n] = aC[i][j];
-                }
-            }
+            const uint n = n0 + c2 * 4u, o = (qh * p.nt + t) * p.ds + n;
+            bc_put4(o, n, aB[i]);
+            bc_put4(nbc + o, n, aC[i]);
         }
     }
 #else
@@ -1182,22 +1180,9 @@ void main() {
             const uint t = t0 + ROW(i);
             if (t >= p.nt)
                 continue;
-            const uint row = (qh * p.nt + t) * p.ds;
-            if (p.ds % 4u == 0u) { // whole 16-byte groups: one store each
-                if (n0 + tcl * 4u < p.ds) {
-                    bc4[(row + n0 + tcl * 4u) / 4u] = vec4(aB[i][0], aB[i][1], aB[i][2], aB[i][3]);
-                    bc4[(nbc + row + n0 + tcl * 4u) / 4u] =
-                        vec4(aC[i][0], aC[i][1], aC[i][2], aC[i][3]);
-                }
-                continue;
-            }
-            UNROLL for (uint j = 0; j < 4u; j++) {
-                const uint n = n0 + tcl * 4u + j;
-                if (n < p.ds) {
-                    bc[row + n] = aB[i][j];
-                    bc[nbc + row + n] = aC[i][j];
-                }
-            }
+            const uint n = n0 + tcl * 4u, o = (qh * p.nt + t) * p.ds + n;
+            bc_put4(o, n, vec4(aB[i][0], aB[i][1], aB[i][2], aB[i][3]));
+            bc_put4(nbc + o, n, vec4(aC[i][0], aC[i][1], aC[i][2], aC[i][3]));
         }
     }
 
@@ -1303,22 +1288,20 @@ void main() {
             if (t >= p.nt)
                 continue;
             const uint pp0 = p0 + tcl * 4u;
-            if (dx4 && pp0 < p.hd) {
-                vec4 o;
-                UNROLL for (uint j = 0; j < 4u; j++) {
+            const uint xo = p.off_d + odx + pp0 + p.hd * (h + p.nh * (t + p.nt * q));
+            vec4 o = vec4(0.0);
+            UNROLL for (uint j = 0; j < 4u; j++)
+                if (pp0 + j < p.hd) {
                     dxp[i] = fma(ld_x(pp0 + j, h, t, q), aX[i][j], dxp[i]);
                     o[j] = aX[i][j] * sdtp[u];
                 }
-                d4_data[(p.off_d + odx + pp0 + p.hd * (h + p.nh * (t + p.nt * q))) / 4u] = o;
-                continue;
-            }
-            UNROLL for (uint j = 0; j < 4u; j++) {
-                const uint pp = p0 + tcl * 4u + j;
-                if (pp < p.hd) {
-                    dxp[i] = fma(ld_x(pp, h, t, q), aX[i][j], dxp[i]);
-                    d_data[p.off_d + odx + pp + p.hd * (h + p.nh * (t + p.nt * q))] =
-                        aX[i][j] * sdtp[u];
-                }
+            if (dx4) {
+                if (pp0 < p.hd)
+                    d4_data[xo / 4u] = o;
+            } else {
+                UNROLL for (uint j = 0; j < 4u; j++)
+                    if (pp0 + j < p.hd)
+                        d_data[xo + j] = o[j];
             }
         }
     }
