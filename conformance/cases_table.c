@@ -155,6 +155,11 @@ static const struct sweep_row rows[] = {
      0},
     {"ssm_scan_back", "mamba1",
      SETS("d_state=16.head_dim=1.n_head=1536.n_group=1.n_tok=64.n_seqs=1.n_slots=0"), 1},
+    /* the channel path's chunk summaries over several batches of tokens per
+     * chunk (each batch's loads fetched while the one before computes), on
+     * every device: the short cases above are one chunk or one batch */
+    {"ssm_scan_back", "mamba1",
+     SETS("d_state=16.head_dim=1.n_head=40.n_group=1.n_tok=300.n_seqs=2.n_slots=0"), 0},
     /* a grid big enough for the matrix form's big-grid layout (256 chunk-
      * heads of 64 tokens: its (M o Sg) terms summed over the heads of each
      * group first), two groups of 32 heads */
