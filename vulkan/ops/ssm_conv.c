@@ -84,7 +84,12 @@
  *   range over two row blocks from the second one's first step; g then
  *   read as two bands of whole rows): 0.0748-0.0756 ms against
  *   0.0751-0.0754 (six alternating runs each), equal, so where the g lines
- *   sit in DRAM is not what bounds it; not kept. Measured there and
+ *   sit in DRAM is not what bounds it; not kept. Round 9: workgroups of one
+ *   warp (32 invocations, so no barrier waits on other warps) owning 8, 4
+ *   or 16 channels, chunked or persistent: 0.084-0.36 ms against v32p's
+ *   0.0744 (the driver gives the 8- and 16-channel builds 255 registers,
+ *   the 4-channel one 99); 8 channels on 64 invocations (122 registers)
+ *   0.084. Not kept. Measured there and
  *   slower, round 4: persistent
  *   32 x 256 (0.089-0.091), 32 x 128 with 256 invocations (0.084-0.087),
  *   8 x 256 with 256 invocations (0.078 / 0.106 at 528 / 792 workgroups),

@@ -54,6 +54,13 @@
  * (equal). Still 3.7x the 0.118 ms target: SUM and BACK run at about a quarter of their instruction
  * estimates, cause not found (no profiler access). Round 3: 4096 x 4096 1.812 -> 1.448; 4096 x 1024
  * 0.488 -> 0.403; 1024 x 64 keeps the chunked path (0.033 vs 0.062 here).
+ * Round 9: CHAN_SUM fetches each batch's dt, x and g_y a batch ahead and
+ * forms dt' where it uses them (before, softplus right after each load
+ * made the loads wait at once): CHAN_SUM 0.117 -> 0.083 ms at 1536 x 4096,
+ * the op 0.426 -> 0.393 (4096 x 4096 1.088 -> 0.972). The same for
+ * CHAN_BACK's sub-chunks (inputs and SCK partials fetched a sub-chunk
+ * ahead) spills 80 bytes at its 255 registers: 0.318 against 0.289 ms;
+ * not kept.
  *
  * Taken for the Mamba-1 form when d_state / NL <= CHAN_DSL_MAX, the device
  * has a fixed subgroup with shuffles, the layout fits shared memory and the

@@ -130,6 +130,20 @@
  * or C and the scaled x or g_y, 128 x 128 tiles, 8 x 8 per invocation, 126
  * registers, the per-token factors from a small kernel first): 0.518 +
  * 0.010 ms against SSD_SUM's 0.506 in the same visit.
+ * Round 9: the fetches of SSD_SUM and SSD_MAIN keep the loaded values and
+ * their staging scales them (x by dt', B and C by the decays): scaled in
+ * the fetch, each load was waited for right there. SSD_SUM's first fetch
+ * goes before the chunk setup. 64 heads x 4096 tokens 2.446-2.448 ->
+ * 2.116-2.119 ms (SSD_SUM 0.506 -> 0.367, SSD_MAIN 1.648 -> 1.457), 1024
+ * tokens 0.674 -> 0.587-0.590. Timing-only builds (results wrong) had
+ * shown the bound: SSD_MAIN with its s_in / lam loads from a 1 KB hot
+ * window 1.495 ms, with every input load so 1.131, against 1.636.
+ * Measured and not kept: SSD_MAIN's other first fetches issued before the
+ * work preceding them (2.118-2.124 against 2.116-2.119); SSD_SUM and
+ * SSD_CARRY as one kernel walking the chunks with a 64 x 64 state tile in
+ * registers (256 workgroups: 0.83-1.12 ms against 0.66, any prefetch depth
+ * or k-step), or as summaries over 1-8 chunks per workgroup (0.53-0.55
+ * against 0.50 before the fetch change).
  * Knobs (read at each encode; every setting gives correct results):
  * VKG_TUNE_SCAN_SSD=0 (this path off: the chunked recurrence of
  * ops/ssm_scan.c runs), VKG_TUNE_SSD_MINTOK=N (shortest sequence taken,
