@@ -139,7 +139,9 @@
  * shown the bound: SSD_MAIN with its s_in / lam loads from a 1 KB hot
  * window 1.495 ms, with every input load so 1.131, against 1.636.
  * Measured and not kept: SSD_MAIN's other first fetches issued before the
- * work preceding them (2.118-2.124 against 2.116-2.119); SSD_SUM and
+ * work preceding them (2.118-2.124 against 2.116-2.119); its phase 2 with
+ * operands two k-steps ahead in two register sets (243 registers, no
+ * spill: SSD_MAIN 1.737 against 1.457 ms); SSD_SUM and
  * SSD_CARRY as one kernel walking the chunks with a 64 x 64 state tile in
  * registers (256 workgroups: 0.83-1.12 ms against 0.66, any prefetch depth
  * or k-step), or as summaries over 1-8 chunks per workgroup (0.53-0.55
