@@ -85,7 +85,7 @@ void ssd_chunk_setup(uint q, uint h, uint c) {
 #endif
 
 #if defined(SSD_SUM)
-#define SKT 8u // SSD_SUM's k-step (tokens): 16 measured slower (0.73 vs 0.57 ms)
+#define SKT 8u // SSD_SUM's k-step (tokens): 16 measured slower (0.73 vs 0.57 ms; round 9: 0.413 vs 0.367, 123 registers)
 // Rows (n) read as broadcast scalars, columns (p) as one vec4 per invocation.
 shared float stB[SKT * NT], stC[SKT * NT];
 shared vec4 stX[SKT * NT / 4u], stG[SKT * NT / 4u];
