@@ -191,9 +191,9 @@ void main() {
     barrier();
     const bool keep_dtp = (p.flags & CHAN_F_DTP) != 0u && ch < p.D && part == 0u;
     // Tokens TB at a time: their loads issued together, a batch ahead
-    // (clamped past the chunk). Tokens past the chunk are walked as no-ops (dt' 0, so a decay
-    // of exactly 1, and g_y 0) instead of branched around, so the batch is
-    // one block the compiler can schedule as a whole.
+    // (clamped past the chunk). Tokens past the chunk are walked as no-ops
+    // (dt' 0, so a decay of exactly 1, and g_y 0) instead of branched
+    // around, so the batch is one block the compiler can schedule as a whole.
     for (uint tb = 0; tb < wg.len; tb += TB) {
         float dtpU[TB], xU[TB], gyU[TB];
         [[unroll]] for (uint u = 0; u < TB; u++) {

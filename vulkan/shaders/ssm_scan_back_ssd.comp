@@ -457,7 +457,8 @@ float ld_lam(uint sbase, uint n, uint pp, uint h, uint q) {
 // (x by dt') is done by put_*: arithmetic on a load in fetch_* makes the
 // invocation wait for that load there, and the k-step's compute no longer
 // hides its latency (H200, 64 heads x 4096 tokens: SSD_MAIN 1.648 -> 1.457
-// ms, SSD_SUM likewise 0.506 -> 0.368, from that alone; same values).
+// ms from that alone; SSD_SUM, its first fetch also moved before the chunk
+// setup, 0.506 -> 0.367; same values).
 // Element e = invocation + k * WG of a tile: A tiles [KT][Q] map e to
 // (token e / KT, k e % KT), B tiles to (e / MNT, column e % MNT) or, for the
 // s_in / lam tiles read along p, (column e / KT, k e % KT).
