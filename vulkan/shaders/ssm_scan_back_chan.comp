@@ -133,18 +133,29 @@ struct ChanTok {
     float dt, dtp, x, gy;
 };
 
+// Channel ch's dt, x and g_y at token t of sequence q.
+float chan_ld_dt(uint ch, uint t, uint q) {
+    return dt_data[p.off_dt + ch + t * p.dt_t + q * p.dt_q];
+}
+float chan_ld_x(uint ch, uint t, uint q) {
+    return x_data[p.off_x + ch * p.x_h + t * p.x_t + q * p.x_q];
+}
+float chan_ld_gy(uint ch, uint t, uint q) {
+    return g_data[p.off_g + ch + p.D * (t + p.nt * q)];
+}
+
 // CHAN_BACK's token inputs. DTP (flags bit 0): CHAN_SUM stores dt' per
 // (sequence, token, channel) in scratch and CHAN_BACK reads it there (one
 // softplus per channel and token instead of one per lane and walk).
 ChanTok chan_token(uint ch, uint t, uint q) {
     ChanTok k;
-    k.dt = dt_data[p.off_dt + ch + t * p.dt_t + q * p.dt_q];
+    k.dt = chan_ld_dt(ch, t, q);
     if ((p.flags & CHAN_F_DTP) == 0u)
         k.dtp = scan_softplus(k.dt);
     else
         k.dtp = st_data[p.off_st + chan_st_dtp() + ch + p.D * (t + p.nt * q)];
-    k.x = x_data[p.off_x + ch * p.x_h + t * p.x_t + q * p.x_q];
-    k.gy = g_data[p.off_g + ch + p.D * (t + p.nt * q)];
+    k.x = chan_ld_x(ch, t, q);
+    k.gy = chan_ld_gy(ch, t, q);
     return k;
 }
 #endif
@@ -163,9 +174,9 @@ void chan_sum_fetch(ChanWg wg, uint chc, uint tb, out float dtv[TB], out float x
                     out float gyv[TB]) {
     [[unroll]] for (uint u = 0; u < TB; u++) {
         const uint t = wg.t0 + min(tb + u, wg.len - 1u);
-        dtv[u] = dt_data[p.off_dt + chc + t * p.dt_t + wg.q * p.dt_q];
-        xv[u] = x_data[p.off_x + chc * p.x_h + t * p.x_t + wg.q * p.x_q];
-        gyv[u] = g_data[p.off_g + chc + p.D * (t + p.nt * wg.q)];
+        dtv[u] = chan_ld_dt(chc, t, wg.q);
+        xv[u] = chan_ld_x(chc, t, wg.q);
+        gyv[u] = chan_ld_gy(chc, t, wg.q);
     }
 }
 
