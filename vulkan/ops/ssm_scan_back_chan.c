@@ -61,6 +61,23 @@
  * CHAN_BACK's sub-chunks (inputs and SCK partials fetched a sub-chunk
  * ahead) spills 80 bytes at its 255 registers: 0.318 against 0.289 ms;
  * not kept.
+ * Round 10: where CHAN_BACK's 0.289 ms went, from timing-only builds
+ * (results wrong, not kept): without its global input loads 0.209,
+ * without the d_B / d_C reduce-scatter (an in-lane sum) 0.235, without
+ * the per-workgroup sums 0.271, without the replay's decays 0.272,
+ * with B and C not read from shared memory 0.282. So the loads' latency
+ * is the largest part. Now the walk fetches the next sub-chunk's inputs
+ * into the registers each token frees as it is walked back, and forms
+ * the decays again instead of keeping them (251 registers, no spill):
+ * CHAN_BACK 0.290 -> 0.272 ms, the op 1536 x 4096 0.392 -> 0.373, 4096 x
+ * 4096 0.970 -> 0.916. Measured and slower: the fetch alone (spills 16
+ * bytes: 0.314), the decays alone (0.299), both with the entry state in
+ * shared memory (0.289), the lanes of a channel each fetching half of the
+ * next sub-chunk (spills 48 bytes: 0.312), B and C read from global
+ * memory where used (spills: 0.405), workgroups of 64 / 32 / 256
+ * invocations (0.53 / 1.15 / 0.309), 4 lanes per channel with 16-token
+ * sub-chunks (0.393), CHAN_SUM with 2 lanes per channel (0.103 against
+ * 0.083), the chunks walked in reverse order (equal).
  *
  * Taken for the Mamba-1 form when d_state / NL <= CHAN_DSL_MAX, the device
  * has a fixed subgroup with shuffles, the layout fits shared memory and the

@@ -23,7 +23,9 @@
 //             sub-chunk in shared memory (SCK: forms each sub-chunk's start
 //             as exp(A S) s_entry + E from CHAN_SUM's instead, no replay),
 //             then per sub-chunk from the last replays it again into
-//             registers (states and decays) and walks it backwards. Per
+//             registers (the states; the decays are formed again on the
+//             way back) and walks it backwards, fetching the next
+//             sub-chunk's inputs as its tokens are done. Per
 //             token: the sums over n inside the lanes plus NL-1
 //             shuffles; d_B / d_C summed over the subgroup's channels by a
 //             reduce-scatter (shuffle butterfly: each lane ends with its share
@@ -400,6 +402,16 @@ void chan_load(ChanWg wg, uint chc, uint m, out float dtv[KS], out float dtpv[KS
     }
 }
 
+// SCK: what sub-chunk m (> 0) starts from, kept by CHAN_SUM: the sum of dt'
+// before it in the chunk (its decay is exp(A S)) and this lane's states of
+// the scan from zero up to it.
+void chan_sck_load(ChanWg wg, uint chc, uint n0, uint m, out float S, out float e[DSL]) {
+    const uint b = (wg.q * p.nc + wg.c) * chan_nsb() + m - 1u;
+    S = st_data[p.off_st + chan_st_cks() + b * p.D + chc];
+    [[unroll]] for (uint i = 0; i < DSL; i++)
+        e[i] = st_data[p.off_st + chan_st_cke() + (b * p.ds + n0 + i) * p.D + chc];
+}
+
 void main() {
     ChanWg wg;
     if (!chan_wg(wg))
@@ -463,25 +475,38 @@ void main() {
     // after the checkpoints (SCK: none).
     const uint sh_part = sck ? SH_BC : chan_ck((CT + KS - 1u) / KS, 0u) - lid;
 #endif
+    // The next sub-chunk's inputs (m - 1, walking back) are fetched while m
+    // is walked back: token j's as soon as m's token KS-1-j is done (its
+    // registers free; the next replay's first tokens come first), the SCK
+    // start partials once m's last token is. The registers this needs come
+    // from the decays, formed again in the walk back instead of kept from
+    // the replay. H200, 1536 x 4096 tokens: CHAN_BACK 0.290 -> 0.272 ms,
+    // 249 registers; either change alone was slower (the fetch spills 16
+    // bytes at 255 registers: 0.314; the decays alone 0.299).
+    float dtN[KS], dtpN[KS], xN[KS], gyN[KS], eN[DSL], sN = 0.0;
+    chan_load(wg, chc, n_sub - 1u, dtN, dtpN, xN, gyN);
+    [[unroll]] for (uint i = 0; i < DSL; i++)
+        eN[i] = 0.0;
+    if (sck && n_sub > 1u)
+        chan_sck_load(wg, chc, n0, n_sub - 1u, sN, eN);
     for (uint m = n_sub; m-- > 0u;) {
         // sK: the sub-chunk's start, then the state after each of its tokens
         // (every index a constant once unrolled: no branch picks the start).
         float sK[(KS + 1u) * DSL];
-        float aK[KS * DSL];
-        float dtK[KS], dtpK[KS], xK[KS], gyK[KS];
-        chan_load(wg, chc, m, dtK, dtpK, xK, gyK); // loads first
+        float dtK[KS], dtpK[KS], xK[KS], gyK[KS], eC[DSL];
+        [[unroll]] for (uint k = 0; k < KS; k++)
+            dtK[k] = dtN[k], dtpK[k] = dtpN[k], xK[k] = xN[k], gyK[k] = gyN[k];
+        [[unroll]] for (uint i = 0; i < DSL; i++)
+            eC[i] = eN[i];
+        const float sC = sN;
         // Tokens past the chunk walk as no-ops (dt' 0: decay exactly 1; g_y
         // 0), so the walk below has no per-token branch.
         [[unroll]] for (uint k = 0; k < KS; k++)
             if (m * KS + k >= wg.len)
                 dtpK[k] = 0.0, gyK[k] = 0.0;
         if (sck && m > 0u) {
-            const uint b = (wg.q * p.nc + wg.c) * chan_nsb() + m - 1u;
-            const float S = st_data[p.off_st + chan_st_cks() + b * p.D + chc];
-            [[unroll]] for (uint i = 0; i < DSL; i++) {
-                const float e = st_data[p.off_st + chan_st_cke() + (b * p.ds + n0 + i) * p.D + chc];
-                sK[i] = fma(exp2(A2[i] * S), se[i], e);
-            }
+            [[unroll]] for (uint i = 0; i < DSL; i++)
+                sK[i] = fma(exp2(A2[i] * sC), se[i], eC[i]);
         } else {
             [[unroll]] for (uint i = 0; i < DSL; i++)
                 sK[i] = sck ? se[i] : sh[chan_ck(m, i)];
@@ -493,9 +518,7 @@ void main() {
             float Bt[DSL], Ct[DSL];
             chan_bc(min(m * KS + k, wg.len - 1u), n0, Bt, Ct);
             [[unroll]] for (uint i = 0; i < DSL; i++) {
-                const float a = chan_decay(dtpK[k], A2[i]);
-                s[i] = fma(a, s[i], Bt[i] * xdt);
-                aK[k * DSL + i] = a;
+                s[i] = fma(chan_decay(dtpK[k], A2[i]), s[i], Bt[i] * xdt);
                 sK[(k + 1u) * DSL + i] = s[i];
             }
         }
@@ -513,7 +536,7 @@ void main() {
                 const float lam = fma(gy, Ct[i], mu[i]);
                 dxs = fma(lam, Bt[i], dxs);
                 const float sp = sK[k * DSL + i];
-                const float mt = aK[k * DSL + i] * lam;
+                const float mt = chan_decay(dtpK[k], A2[i]) * lam;
                 const float w = mt * sp;
                 dds = fma(Av[i], w, dds);
                 dA[i] = fma(w, dtpK[k], dA[i]);
@@ -535,6 +558,17 @@ void main() {
                 const uint xi = ch + p.D * (t + p.nt * wg.q);
                 d_data[p.off_d + chan_out_x() + xi] = o_x;
                 d_data[p.off_d + chan_out_dt() + xi] = o_dt;
+            }
+            // Token k's inputs are done with: the next sub-chunk's token
+            // KS-1-k in their place (and after the last token here, the SCK
+            // start partials).
+            if (m > 0u) {
+                const uint jn = KS - 1u - k;
+                const ChanTok tk =
+                    chan_token(chc, wg.t0 + min((m - 1u) * KS + jn, wg.len - 1u), wg.q);
+                dtN[jn] = tk.dt, dtpN[jn] = tk.dtp, xN[jn] = tk.x, gyN[jn] = tk.gy;
+                if (kk == 0u && sck && m > 1u)
+                    chan_sck_load(wg, chc, n0, m - 1u, sN, eN);
             }
             // Reduce-scatter over the subgroup's channels (lane bits >= NL):
             // at step st (mask SG/2 >> st) a lane keeps half of its VP >> st
