@@ -89,7 +89,17 @@
  *   or 16 channels, chunked or persistent: 0.084-0.36 ms against v32p's
  *   0.0744 (the driver gives the 8- and 16-channel builds 255 registers,
  *   the 4-channel one 99); 8 channels on 64 invocations (122 registers)
- *   0.084. Not kept. Measured there and
+ *   0.084. Not kept. Round 10, against v32p's 0.0742-0.0747 in the same
+ *   visits: an invocation per channel walking its own row with vec4s, no
+ *   shared memory and no barrier (g read along channels in 128-byte lines,
+ *   each row's window picked by selects; 64 registers, 64 to 256
+ *   invocations, chunks of 128 to 1024 positions): 0.140-0.235 ms, and
+ *   slower with more warps in flight (chunks of 128: 0.234, 1024: 0.144),
+ *   so 32 rows touched 16 bytes at a time per warp is what costs;
+ *   whole rows per workgroup, so d_c needs no partials and no second
+ *   dispatch (one 1024-invocation workgroup per multiprocessor owning 33
+ *   channels, 124-position steps, loads one or two steps ahead; 56 / 64
+ *   registers): 0.0861 / 0.0837 ms. Not kept. Measured there and
  *   slower, round 4: persistent
  *   32 x 256 (0.089-0.091), 32 x 128 with 256 invocations (0.084-0.087),
  *   8 x 256 with 256 invocations (0.078 / 0.106 at 528 / 792 workgroups),
