@@ -478,7 +478,7 @@ void main() {
     // The next sub-chunk's inputs (m - 1, walking back) are fetched while m
     // is walked back: token j's as soon as m's token KS-1-j is done (its
     // registers free; the next replay's first tokens come first), the SCK
-    // start partials once m's last token is. The registers this needs come
+    // start partials once the first token is. The registers this needs come
     // from the decays, formed again in the walk back instead of kept from
     // the replay. H200, 1536 x 4096 tokens: CHAN_BACK 0.290 -> 0.272 ms,
     // 249 registers; either change alone was slower (the fetch spills 16
@@ -560,8 +560,8 @@ void main() {
                 d_data[p.off_d + chan_out_dt() + xi] = o_dt;
             }
             // Token k's inputs are done with: the next sub-chunk's token
-            // KS-1-k in their place (and after the last token here, the SCK
-            // start partials).
+            // KS-1-k in their place (and after the first token walked back,
+            // the SCK start partials).
             if (m > 0u) {
                 const uint jn = KS - 1u - k;
                 const ChanTok tk =
