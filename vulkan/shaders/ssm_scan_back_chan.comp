@@ -481,7 +481,7 @@ void main() {
     // start partials once the first token is. The registers this needs come
     // from the decays, formed again in the walk back instead of kept from
     // the replay. H200, 1536 x 4096 tokens: CHAN_BACK 0.290 -> 0.272 ms,
-    // 249 registers; either change alone was slower (the fetch spills 16
+    // 249-251 registers; either change alone was slower (the fetch spills 16
     // bytes at 255 registers: 0.314; the decays alone 0.299).
     float dtN[KS], dtpN[KS], xN[KS], gyN[KS], eN[DSL], sN = 0.0;
     chan_load(wg, chc, n_sub - 1u, dtN, dtpN, xN, gyN);
