@@ -476,13 +476,16 @@ void main() {
     const uint sh_part = sck ? SH_BC : chan_ck((CT + KS - 1u) / KS, 0u) - lid;
 #endif
     // The next sub-chunk's inputs (m - 1, walking back) are fetched while m
-    // is walked back: token j's as soon as m's token KS-1-j is done (its
-    // registers free; the next replay's first tokens come first), the SCK
-    // start partials once the first token is. The registers this needs come
-    // from the decays, formed again in the walk back instead of kept from
-    // the replay. H200, 1536 x 4096 tokens: CHAN_BACK 0.290 -> 0.272 ms,
-    // 249-251 registers; either change alone was slower (the fetch spills 16
-    // bytes at 255 registers: 0.314; the decays alone 0.299).
+    // is walked back, into the registers each token done with frees: two
+    // tokens per token walked back over the first half (the next replay's
+    // first tokens first), the SCK start partials after the first. The
+    // registers this needs come from the decays, formed again in the walk
+    // back instead of kept from the replay. H200, 1536 x 4096 tokens:
+    // CHAN_BACK 0.290 -> 0.272 ms with one token per token walked back
+    // (249-251 registers), 0.268 with two (249; four: 0.290); either change
+    // alone was slower (the fetch spills 16 bytes at 255 registers: 0.314;
+    // the decays alone 0.299).
+    const uint CHAN_RW = KS % 2u == 0u ? 2u : 1u; // tokens fetched per token walked back
     float dtN[KS], dtpN[KS], xN[KS], gyN[KS], eN[DSL], sN = 0.0;
     chan_load(wg, chc, n_sub - 1u, dtN, dtpN, xN, gyN);
     [[unroll]] for (uint i = 0; i < DSL; i++)
@@ -559,14 +562,19 @@ void main() {
                 d_data[p.off_d + chan_out_x() + xi] = o_x;
                 d_data[p.off_d + chan_out_dt() + xi] = o_dt;
             }
-            // Token k's inputs are done with: the next sub-chunk's token
-            // KS-1-k in their place (and after the first token walked back,
-            // the SCK start partials).
-            if (m > 0u) {
-                const uint jn = KS - 1u - k;
-                const ChanTok tk =
-                    chan_token(chc, wg.t0 + min((m - 1u) * KS + jn, wg.len - 1u), wg.q);
-                dtN[jn] = tk.dt, dtpN[jn] = tk.dtp, xN[jn] = tk.x, gyN[jn] = tk.gy;
+            // Token k's inputs are done with: two of the next sub-chunk's
+            // tokens, from its first, while the first half is walked back
+            // (one each for an odd KS), and after the first token walked
+            // back the SCK start partials.
+            if (m > 0u && kk < KS / CHAN_RW) {
+                [[unroll]] for (uint r = 0; r < 2u; r++) {
+                    if (r < CHAN_RW) {
+                        const uint jn = CHAN_RW * kk + r;
+                        const ChanTok tk = chan_token(
+                            chc, wg.t0 + min((m - 1u) * KS + jn, wg.len - 1u), wg.q);
+                        dtN[jn] = tk.dt, dtpN[jn] = tk.dtp, xN[jn] = tk.x, gyN[jn] = tk.gy;
+                    }
+                }
                 if (kk == 0u && sck && m > 1u)
                     chan_sck_load(wg, chc, n0, m - 1u, sN, eN);
             }
