@@ -67,10 +67,12 @@
  * the per-workgroup sums 0.271, without the replay's decays 0.272,
  * with B and C not read from shared memory 0.282. So the loads' latency
  * is the largest part. Now the walk fetches the next sub-chunk's inputs
- * into the registers each token frees as it is walked back, and forms
- * the decays again instead of keeping them (251 registers, no spill):
- * CHAN_BACK 0.290 -> 0.272 ms, the op 1536 x 4096 0.392 -> 0.373, 4096 x
- * 4096 0.970 -> 0.916. Measured and slower: the fetch alone (spills 16
+ * into the registers the tokens walked back free (two tokens per token
+ * over the first half), and forms the decays again instead of keeping
+ * them (249 registers, no spill): CHAN_BACK 0.290 -> 0.268 ms; report
+ * run: the op 1536 x 4096 0.392 -> 0.370, 4096 x 4096 0.970 -> 0.912,
+ * 4096 x 1024 0.292 -> 0.281. Measured and slower: one token per token
+ * walked back (0.272), four (0.290), the fetch alone (spills 16
  * bytes: 0.314), the decays alone (0.299), both with the entry state in
  * shared memory (0.289), the lanes of a channel each fetching half of the
  * next sub-chunk (spills 48 bytes: 0.312), B and C read from global
