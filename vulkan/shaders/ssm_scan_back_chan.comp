@@ -480,11 +480,8 @@ void main() {
     // tokens per token walked back over the first half (the next replay's
     // first tokens first), the SCK start partials after the first. The
     // registers this needs come from the decays, formed again in the walk
-    // back instead of kept from the replay. H200, 1536 x 4096 tokens:
-    // CHAN_BACK 0.290 -> 0.272 ms with one token per token walked back
-    // (249-251 registers), 0.268 with two (249; four: 0.290); either change
-    // alone was slower (the fetch spills 16 bytes at 255 registers: 0.314;
-    // the decays alone 0.299).
+    // back instead of kept from the replay (either change alone was slower
+    // on the H200; ops/ssm_scan_back_chan.c has the measurements).
     const uint CHAN_RW = KS % 2u == 0u ? 2u : 1u; // tokens fetched per token walked back
     float dtN[KS], dtpN[KS], xN[KS], gyN[KS], eN[DSL], sN = 0.0;
     chan_load(wg, chc, n_sub - 1u, dtN, dtpN, xN, gyN);
