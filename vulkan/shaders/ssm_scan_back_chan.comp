@@ -393,11 +393,16 @@ uint chan_ck(uint m, uint i) {
     return SH_BC + (m * DSL + i) * WG + gl_LocalInvocationIndex;
 }
 
-// Sub-chunk m's per-token inputs of channel chc, clamped past the chunk.
+// Token k of sub-chunk m of channel chc, clamped to the chunk's last.
+ChanTok chan_sub_token(ChanWg wg, uint chc, uint m, uint k) {
+    return chan_token(chc, wg.t0 + min(m * KS + k, wg.len - 1u), wg.q);
+}
+
+// Sub-chunk m's per-token inputs of channel chc.
 void chan_load(ChanWg wg, uint chc, uint m, out float dtv[KS], out float dtpv[KS],
                out float xv[KS], out float gyv[KS]) {
     [[unroll]] for (uint k = 0; k < KS; k++) {
-        const ChanTok tk = chan_token(chc, wg.t0 + min(m * KS + k, wg.len - 1u), wg.q);
+        const ChanTok tk = chan_sub_token(wg, chc, m, k);
         dtv[k] = tk.dt, dtpv[k] = tk.dtp, xv[k] = tk.x, gyv[k] = tk.gy;
     }
 }
@@ -567,8 +572,7 @@ void main() {
                 [[unroll]] for (uint r = 0; r < 2u; r++) {
                     if (r < CHAN_RW) {
                         const uint jn = CHAN_RW * kk + r;
-                        const ChanTok tk = chan_token(
-                            chc, wg.t0 + min((m - 1u) * KS + jn, wg.len - 1u), wg.q);
+                        const ChanTok tk = chan_sub_token(wg, chc, m - 1u, jn);
                         dtN[jn] = tk.dt, dtpN[jn] = tk.dtp, xN[jn] = tk.x, gyN[jn] = tk.gy;
                     }
                 }

@@ -489,13 +489,12 @@ void fetch_cb(uint q, uint g, uint t0, uint n0) {
     }
 }
 // xd: the second tile is fetch_g_xd's x, scaled here by dt'.
-void put_a(bool two, bool xd) {
+void put_a(bool xd) {
     UNROLL for (uint k = 0; k < PFA; k++) {
         const uint e = gl_LocalInvocationIndex + k * WG;
         if (e < KT * Q) {
             SA1(e % KT, e / KT) = ra0[k];
-            if (two)
-                SA2(e % KT, e / KT) = xd ? ra1[k] * sdtp[e / KT] : ra1[k];
+            SA2(e % KT, e / KT) = xd ? ra1[k] * sdtp[e / KT] : ra1[k];
         }
     }
 }
@@ -791,7 +790,7 @@ void main() {
     } else {
         fetch_cb(q, g, t0, 0u);
         for (uint n0 = 0; n0 < p.ds; n0 += KT) {
-            put_a(true, false);
+            put_a(false);
             barrier();
             const bool more = n0 + KT < p.ds;
             if (PF != 0u && more)
@@ -1000,7 +999,7 @@ void main() {
         fetch_g_xd(q, h, t0, 0u);
         fetch_slw(sbase, h, q, slot, n0, 0u);
         for (uint p0 = 0; p0 < p.hd; p0 += KT) {
-            put_a(true, true);
+            put_a(true);
             dotp += put_slw();
             barrier();
             const bool more = p0 + KT < p.hd;
@@ -1085,7 +1084,7 @@ void main() {
         fetch_g_xd(q, h, t0, 0u);
         fetch_sl(sbase, h, q, slot, n0, 0u);
         for (uint p0 = 0; p0 < p.hd; p0 += KT) {
-            put_a(true, true);
+            put_a(true);
             dotp += put_sl();
             barrier();
             const bool more = p0 + KT < p.hd;
