@@ -187,6 +187,73 @@ static void perf_quick__rows_parse(void **state) {
     if (rows != want) fail_msg("case rows: got %d expected %d", rows, want);
 }
 
+/* --at: a name as the CSV writes it parses into the shape the sweep's
+ * constructor builds, optional keys default to 1, and bad names are refused
+ * with the reason. */
+static void shape_parse__round_trips_and_refuses(void **state) {
+    (void)state;
+    const struct {
+        const char *spec, *name;
+        struct vkg_perf_shape want;
+    } ok[] = {
+        {"out_prod:m=512.n=256.k=64", "m=512.n=256.k=64", vkg_perf_out_prod(512, 256, 64, false)},
+        {"out_prod_t:m=4096.n=512.k=4096", "m=4096.n=512.k=4096",
+         vkg_perf_out_prod(4096, 512, 4096, true)},
+        {"cross_entropy_loss_back:n_class=32000.n_rows=4096", "n_class=32000.n_rows=4096",
+         vkg_perf_ce(32000, 4096)},
+        {"ssm_conv_back:d_conv=4.d_inner=4352.n_tok=1024", "d_conv=4.d_inner=4352.n_tok=1024.n_seqs=1",
+         vkg_perf_conv(4, 4352, 1024, 1)},
+        {"ssm_scan_back:d_state=128.head_dim=64.n_head=64.n_tok=1024.n_seqs=4",
+         "d_state=128.head_dim=64.n_head=64.n_group=1.n_tok=1024.n_seqs=4",
+         vkg_perf_scan2(128, 64, 64, 1, 1024, 4)},
+        {"ssm_scan_back:n_seqs=8.n_tok=512.d_inner=1536.d_state=16",
+         "d_state=16.d_inner=1536.n_tok=512.n_seqs=8", vkg_perf_scan1(16, 1536, 512, 8)},
+    };
+    char err[300], name[200];
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        struct vkg_perf_shape s;
+        if (!vkg_perf_shape_parse(ok[i].spec, &s, err, sizeof err))
+            fail_msg("%s: refused: %s", ok[i].spec, err);
+        const struct vkg_perf_shape *w = &ok[i].want;
+        assert_int_equal(s.op, w->op);
+        assert_int_equal(s.mamba1, w->mamba1);
+        const int64_t got[] = {s.m, s.n, s.k, s.n_class, s.n_rows, s.d_conv, s.d_inner,
+                               s.n_tok, s.n_seqs, s.d_state, s.head_dim, s.n_head, s.n_group};
+        const int64_t want[] = {w->m, w->n, w->k, w->n_class, w->n_rows, w->d_conv, w->d_inner,
+                                w->n_tok, w->n_seqs, w->d_state, w->head_dim, w->n_head, w->n_group};
+        for (size_t j = 0; j < sizeof got / sizeof got[0]; j++)
+            if (got[j] != want[j])
+                fail_msg("%s: field %zu is %lld, the constructor's %lld", ok[i].spec, j,
+                         (long long)got[j], (long long)want[j]);
+        assert_string_equal(vkg_perf_shape_str(&s, name, sizeof name), ok[i].name);
+    }
+    const struct {
+        const char *spec, *says;
+    } bad[] = {
+        {"ssm_scan_back", "want OP:"},
+        {"out:m=1.n=1.k=1", "unknown op"},
+        {"out_prod:m=1.n=2", "needs k"},
+        {"out_prod:m=1.n=2.k=0", "integer from 1"},
+        {"out_prod:m=1.n=2.k=-3", "integer from 1"},
+        {"out_prod:m=1.n=2.k=2147483648", "integer from 1"},
+        {"out_prod:m=1.n=2.k=3x", "integer from 1"},
+        {"out_prod:m=1.n=2.k=3.k=3", "given twice"},
+        {"out_prod:m=1.n=2.k=3.", "after every '.'"},
+        {"out_prod:m=1..n=2.k=3", "want KEY=VALUE"},
+        {"ssm_conv_back:d_conv=4.d_inner=8.n_tok=8.n_head=2", "not a key"},
+        {"ssm_scan_back:d_state=16.d_inner=8.n_tok=8.head_dim=2", "not a key"},
+        {"ssm_scan_back:d_state=4.head_dim=2.n_head=3.n_group=2.n_tok=5", "multiple of n_group"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct vkg_perf_shape s;
+        err[0] = 0;
+        if (vkg_perf_shape_parse(bad[i].spec, &s, err, sizeof err))
+            fail_msg("%s: accepted", bad[i].spec);
+        if (!strstr(err, bad[i].says))
+            fail_msg("%s: reason '%s' does not say '%s'", bad[i].spec, err, bad[i].says);
+    }
+}
+
 static void perf__bad_options_exit_2(void **state) {
     (void)state;
     char *a1[] = {"perf", "--ops", "nonsense", NULL};
@@ -195,12 +262,14 @@ static void perf__bad_options_exit_2(void **state) {
     assert_int_equal(vkg_cmd_perf(3, a2), 2);
     char *a3[] = {"perf", "--device", "99", NULL};
     assert_int_equal(vkg_cmd_perf(3, a3), 2);
+    char *a4[] = {"perf", "--at", "ssm_scan_back:d_state=16", NULL};
+    assert_int_equal(vkg_cmd_perf(3, a4), 2);
 }
 
 int main(void) {
     init_formula_shapes();
     enum { NF = sizeof formula_cases / sizeof formula_cases[0] };
-    struct CMUnitTest tests[NF + 6];
+    struct CMUnitTest tests[NF + 7];
     char names[NF][160];
     int n = 0;
     for (int i = 0; i < NF; i++) {
@@ -213,6 +282,7 @@ int main(void) {
     tests[n++] = (struct CMUnitTest)cmocka_unit_test(csv__round_trips_quoted_fields);
     tests[n++] = (struct CMUnitTest)cmocka_unit_test(csv__rejects_malformed_records);
     tests[n++] = (struct CMUnitTest)cmocka_unit_test(slug__is_lowercase_dashed);
+    tests[n++] = (struct CMUnitTest)cmocka_unit_test(shape_parse__round_trips_and_refuses);
     tests[n++] = (struct CMUnitTest)cmocka_unit_test(perf__bad_options_exit_2);
     tests[n++] = (struct CMUnitTest)cmocka_unit_test(perf_quick__rows_parse);
     return _cmocka_run_group_tests("perf", tests, (size_t)n, NULL, NULL);

@@ -36,6 +36,7 @@
 
 #define MAX_DEVICES       16
 #define MAX_PENDING       72 /* rows of one device held for their CPU columns */
+#define MAX_AT            16 /* --at shapes (the usage says 16) */
 #define SGEMM_CAP_FLOP    3e11
 #define CPU_CAP_BYTES     (2.0 * 1024 * 1024 * 1024)
 #define REFUSED_MAX_BYTES (64.0 * 1024 * 1024)
@@ -112,6 +113,9 @@ struct perf_opts {
     const char *pipeline_stats; /* --pipeline-stats FILE, or NULL */
     const char *stages;         /* --stages FILE, or NULL */
     const char *shape;          /* substring of the shape string, or NULL for every shape */
+    const char *at_arg[MAX_AT]; /* --at as given */
+    struct vkg_perf_shape at[MAX_AT];
+    int n_at; /* > 0: these shapes instead of the sweep */
     const char *ops_arg;        /* --ops as given, or NULL */
     bool ops[VKG_PERF_N_OPS];
     enum vkg_compile_pass_mode compile_pass;
@@ -127,7 +131,7 @@ static void usage(FILE *f) {
         "usage: vkgrad perf [--device N|all] [--quick] [--ops LIST] [--reps N] [--csv FILE]\n"
         "                   [--shape TEXT] [--cpu-threads N] [--cpu-cap-gflop X] [--no-cpu]\n"
         "                   [--no-refused] [--pipeline-stats FILE] [--stages FILE]\n"
-        "                   [--[no-]compile-pass]\n"
+        "                   [--[no-]compile-pass] [--at OP:SHAPE]...\n"
         "       vkgrad perf --list-devices\n"
         "\n"
         "Benchmarks the backward ops per shape, from the demo's sizes up to GPU-saturating\n"
@@ -140,6 +144,11 @@ static void usage(FILE *f) {
         "                       (Mamba-2 and Mamba-1); a prefix selects every match\n"
         "  --shape TEXT         only the shapes whose name contains TEXT\n"
         "                       (e.g. n_class=32000.n_rows=4096; names as in the CSV)\n"
+        "  --at OP:SHAPE        time this shape instead of the sweep (repeatable, up to 16):\n"
+        "                       OP as in --ops, SHAPE as the CSV names shapes; n_seqs and\n"
+        "                       n_group may be left out (1); ssm_scan_back is Mamba-1 when\n"
+        "                       SHAPE names d_inner (e.g. ssm_scan_back:d_state=16.\n"
+        "                       d_inner=1536.n_tok=512.n_seqs=8)\n"
         "  --reps N             timed computes after a warm-up (default 20; quick 3)\n"
         "  --csv FILE           write the CSV there (default: stdout)\n"
         "  --cpu-threads N      CPU backend and sgemm threads (default: all cores)\n"
@@ -204,7 +213,7 @@ static bool parse_ops(const char *list, bool *ops) {
  * makes any Vulkan call (compile_pass.h). */
 static void compile_pass(const struct perf_opts *o) {
     char dev_s[16];
-    char *args[20] = {"perf", "--compile-pass-child"};
+    char *args[12 + 2 * MAX_AT] = {"perf", "--compile-pass-child"};
     int n = 2;
     if (o->compile_pass == VKG_COMPILE_PASS_ON) args[n++] = "--compile-pass";
     if (o->device >= 0) {
@@ -220,6 +229,10 @@ static void compile_pass(const struct perf_opts *o) {
     if (o->shape) {
         args[n++] = "--shape";
         args[n++] = (char *)o->shape;
+    }
+    for (int i = 0; i < o->n_at; i++) {
+        args[n++] = "--at";
+        args[n++] = (char *)o->at_arg[i];
     }
     args[n] = NULL;
     vkg_compile_pass_run("vkgrad perf", args);
@@ -276,6 +289,17 @@ static int parse_opts(int argc, char **argv, struct perf_opts *o) {
             }
         } else if (!strcmp(a, "--shape") && v) {
             o->shape = argv[++i];
+        } else if (!strcmp(a, "--at") && v) {
+            char err[300];
+            if (o->n_at == MAX_AT) {
+                fprintf(stderr, "vkgrad perf: more than %d --at shapes\n", MAX_AT);
+                return 2;
+            }
+            if (!vkg_perf_shape_parse(v, &o->at[o->n_at], err, sizeof err)) {
+                fprintf(stderr, "vkgrad perf: --at %s\n", err);
+                return 2;
+            }
+            o->at_arg[o->n_at++] = argv[++i];
         } else if (!strcmp(a, "--ops") && v) {
             o->ops_arg = v;
             if (!parse_ops(argv[++i], o->ops)) return 2;
@@ -292,6 +316,7 @@ static int parse_opts(int argc, char **argv, struct perf_opts *o) {
         o->pipeline_stats = o->stages = NULL;
     }
     if (!o->reps) o->reps = o->quick ? 3 : 20;
+    if (o->n_at) o->no_refused = true; /* the refused shapes belong to the sweep */
     if (o->pipeline_stats && o->csv && !strcmp(o->pipeline_stats, o->csv)) {
         fprintf(stderr, "vkgrad perf: --pipeline-stats and --csv name the same file '%s'\n",
                 o->csv);
@@ -521,6 +546,10 @@ int vkg_cmd_perf(int argc, char **argv) {
 
     struct vkg_perf_shape shapes[64];
     int n_shapes = o.quick ? sweep_quick(shapes, 64) : sweep_full(shapes, 64);
+    if (o.n_at) {
+        n_shapes = o.n_at;
+        memcpy(shapes, o.at, (size_t)o.n_at * sizeof *shapes);
+    }
     int n_sel = 0;
     for (int i = 0; i < n_shapes; i++)
         n_sel += op_selected(&o, &shapes[i]);

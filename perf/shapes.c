@@ -10,6 +10,8 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +138,134 @@ char *vkg_perf_shape_str(const struct vkg_perf_shape *s, char *buf, size_t size)
         break;
     }
     return buf;
+}
+
+/* ---- --at: a shape from its name ---------------------------------------------- */
+
+/* The keys each op's shape takes, in vkg_perf_shape_str's order; an
+ * optional key (n_seqs, n_group) defaults to 1. */
+struct shape_key {
+    const char *name;
+    size_t field; /* offsetof in struct vkg_perf_shape */
+    bool optional;
+};
+#define KEY(f, opt) {#f, offsetof(struct vkg_perf_shape, f), opt}
+static const struct shape_key keys_gemm[] = {KEY(m, false), KEY(n, false), KEY(k, false), {0}};
+static const struct shape_key keys_ce[] = {KEY(n_class, false), KEY(n_rows, false), {0}};
+static const struct shape_key keys_conv[] = {KEY(d_conv, false), KEY(d_inner, false),
+                                             KEY(n_tok, false), KEY(n_seqs, true), {0}};
+static const struct shape_key keys_scan2[] = {KEY(d_state, false), KEY(head_dim, false),
+                                              KEY(n_head, false),  KEY(n_group, true),
+                                              KEY(n_tok, false),   KEY(n_seqs, true),
+                                              {0}};
+/* Mamba-1's d_inner is stored as n_head (head_dim 1), as vkg_perf_scan1 does. */
+static const struct shape_key keys_scan1[] = {KEY(d_state, false), KEY(d_inner, false),
+                                              KEY(n_tok, false), KEY(n_seqs, true), {0}};
+#undef KEY
+
+bool vkg_perf_shape_parse(const char *spec, struct vkg_perf_shape *s, char *err, size_t n) {
+    static const struct {
+        const char *name;
+        enum vkg_perf_op op;
+        const struct shape_key *keys;
+    } ops[] = {{"out_prod", VKG_PERF_OUT_PROD, keys_gemm},
+               {"out_prod_t", VKG_PERF_OUT_PROD_T, keys_gemm},
+               {"cross_entropy_loss_back", VKG_PERF_CE_BACK, keys_ce},
+               {"ssm_conv_back", VKG_PERF_CONV_BACK, keys_conv},
+               {"ssm_scan_back", VKG_PERF_SCAN_BACK, keys_scan2}};
+    *s = (struct vkg_perf_shape){0};
+    const char *colon = strchr(spec, ':');
+    if (!colon) {
+        snprintf(err, n, "'%s': want OP:KEY=VALUE.KEY=VALUE... (e.g. ssm_conv_back:d_conv=4."
+                 "d_inner=1024.n_tok=512.n_seqs=8)", spec);
+        return false;
+    }
+    const struct shape_key *keys = NULL;
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0] && !keys; i++)
+        if (strlen(ops[i].name) == (size_t)(colon - spec) &&
+            !strncmp(spec, ops[i].name, (size_t)(colon - spec))) {
+            s->op = ops[i].op;
+            keys = ops[i].keys;
+        }
+    if (!keys) {
+        snprintf(err, n, "'%.*s': unknown op (out_prod, out_prod_t, cross_entropy_loss_back, "
+                 "ssm_conv_back, ssm_scan_back)", (int)(colon - spec), spec);
+        return false;
+    }
+    const char *body = colon + 1;
+    if (!*body || body[strlen(body) - 1] == '.') {
+        snprintf(err, n, "'%s': want KEY=VALUE after ':' and after every '.'", spec);
+        return false;
+    }
+    if (s->op == VKG_PERF_SCAN_BACK && strstr(body, "d_inner=")) {
+        keys = keys_scan1;
+        s->mamba1 = true;
+        s->head_dim = s->n_group = 1;
+    }
+    bool seen[8] = {false};
+    const char *p = body;
+    while (*p) {
+        const char *eq = strchr(p, '=');
+        const char *end = strchr(p, '.');
+        if (!end) end = p + strlen(p);
+        if (!eq || eq > end) {
+            snprintf(err, n, "'%.*s': want KEY=VALUE", (int)(end - p), p);
+            return false;
+        }
+        int k = -1;
+        for (int i = 0; keys[i].name; i++)
+            if (strlen(keys[i].name) == (size_t)(eq - p) && !strncmp(p, keys[i].name, (size_t)(eq - p)))
+                k = i;
+        if (k < 0) {
+            snprintf(err, n, "'%.*s': not a key of %.*s here (keys:", (int)(eq - p), p,
+                     (int)(colon - spec), spec);
+            for (int i = 0; keys[i].name; i++)
+                snprintf(err + strlen(err), n - strlen(err), " %s", keys[i].name);
+            snprintf(err + strlen(err), n - strlen(err), ")");
+            return false;
+        }
+        if (seen[k]) {
+            snprintf(err, n, "'%s' given twice", keys[k].name);
+            return false;
+        }
+        seen[k] = true;
+        char num[32];
+        size_t len = (size_t)(end - eq - 1);
+        char *stop = NULL;
+        long long v = 0;
+        if (len > 0 && len < sizeof num) {
+            memcpy(num, eq + 1, len);
+            num[len] = 0;
+            errno = 0;
+            v = strtoll(num, &stop, 10);
+        }
+        if (len == 0 || len >= sizeof num || *stop || errno || !isdigit((unsigned char)num[0]) ||
+            v < 1 || v > INT32_MAX) {
+            snprintf(err, n, "%s='%.*s': want an integer from 1 to %d", keys[k].name, (int)len,
+                     eq + 1, INT32_MAX);
+            return false;
+        }
+        /* Mamba-1's d_inner lives in n_head. */
+        size_t field = s->mamba1 && !strcmp(keys[k].name, "d_inner")
+                           ? offsetof(struct vkg_perf_shape, n_head)
+                           : keys[k].field;
+        *(int64_t *)((char *)s + field) = v;
+        p = *end ? end + 1 : end;
+    }
+    for (int i = 0; keys[i].name; i++) {
+        if (seen[i]) continue;
+        if (!keys[i].optional) {
+            snprintf(err, n, "%.*s needs %s", (int)(colon - spec), spec, keys[i].name);
+            return false;
+        }
+        *(int64_t *)((char *)s + keys[i].field) = 1;
+    }
+    if (s->op == VKG_PERF_SCAN_BACK && !s->mamba1 && s->n_head % s->n_group) {
+        snprintf(err, n, "n_head=%lld is not a multiple of n_group=%lld", (long long)s->n_head,
+                 (long long)s->n_group);
+        return false;
+    }
+    return true;
 }
 
 /* Element counts of the scan's tensors (SPEC §3 table). */

@@ -56,6 +56,12 @@ struct vkg_perf_shape vkg_perf_scan2(int64_t d_state, int64_t head_dim, int64_t 
 struct vkg_perf_shape vkg_perf_scan1(int64_t d_state, int64_t d_inner, int64_t n_tok,
                                      int64_t n_seqs);
 
+/* Parse "OP:KEY=V.KEY=V..." (vkgrad perf --at): OP one of out_prod,
+ * out_prod_t, cross_entropy_loss_back, ssm_conv_back, ssm_scan_back; the keys
+ * and their order as vkg_perf_shape_str writes them, n_seqs and n_group
+ * optional (1); ssm_scan_back is Mamba-1 when it names d_inner. Every value
+ * an integer from 1 to 2^31 - 1. Returns false with the reason in err. */
+bool vkg_perf_shape_parse(const char *spec, struct vkg_perf_shape *s, char *err, size_t n);
 /* The vkgrad op of the node under test (VKG_OP_OUT_PROD, ...). */
 int vkg_perf_shape_vkg_op(const struct vkg_perf_shape *s);
 /* "OUT_PROD", "CROSS_ENTROPY_LOSS_BACK", ... */
