@@ -55,7 +55,7 @@ run "scan Mamba-2: cross-head sums, big-grid layout with the 8x4-block kernel" '
   VKG_TUNE_SSD_P2W=1 VKG_TUNE_SSD_WMAP=1 VKG_TUNE_SSD_K2=1 VKG_TUNE_SSD_TRI=1 VKG_TUNE_SSD_XH=1
 run "scan Mamba-2: cross-head sums off" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=0
 run "scan Mamba-1: chunked recurrence" 'ssm_scan_back.mamba1*' VKG_TUNE_SCAN_CHAN=0
-run "scan Mamba-1: channel path at every length" 'ssm_scan_back.mamba1*' VKG_TUNE_CHAN_MINTOK=1
+run "scan Mamba-1: channel path at every size" 'ssm_scan_back.mamba1*' VKG_TUNE_CHAN_MINTOK=1
 run "scan Mamba-1: channel path, checkpoint replay" 'ssm_scan_back.mamba1*' VKG_TUNE_CHAN_MINTOK=1 \
   VKG_TUNE_CHAN_SCK=0
 run "glue: barriers only where needed, profiled too" "$glue" VKG_TUNE_BARRIER=deps

@@ -71,14 +71,17 @@ static int sweep_full(struct vkg_perf_shape *s, int max) {
     ADD(vkg_perf_conv(4, 1024, 1024, 1));
     ADD(vkg_perf_conv(4, 4352, 1024, 1));
     ADD(vkg_perf_conv(4, 4352, 4096, 1));
+    ADD(vkg_perf_conv(4, 1536, 512, 16)); /* a training batch: 16 sequences of 512 */
     ADD(vkg_perf_scan2(128, 64, 16, 1, 64, 1));
     ADD(vkg_perf_scan2(128, 64, 16, 1, 256, 1));
     ADD(vkg_perf_scan2(128, 64, 64, 1, 1024, 1));
     ADD(vkg_perf_scan2(128, 64, 64, 1, 4096, 1));
+    ADD(vkg_perf_scan2(128, 64, 24, 1, 1024, 8)); /* a training batch: 8 x 1024, 24 heads */
     ADD(vkg_perf_scan1(16, 1024, 64, 1));
     ADD(vkg_perf_scan1(16, 4096, 1024, 1));
     ADD(vkg_perf_scan1(16, 4096, 4096, 1));
     ADD(vkg_perf_scan1(16, 1536, 4096, 1)); /* a Mamba-1 layer (d_inner 1536) */
+    ADD(vkg_perf_scan1(16, 1536, 512, 8));  /* its training batch: 8 sequences of 512 */
     return n;
 }
 

@@ -65,7 +65,7 @@ int vkg_compile_pass(char *const args[]) {
         vkg_error(NULL, VKG_STATUS_UNSUPPORTED, "compile pass: the vkgrad program is not known");
         return -1;
     }
-    enum { N_ARGS = 32 };
+    enum { N_ARGS = 64 }; /* perf passes up to 16 --at shapes on */
     char *argv[N_ARGS + 2];
     int n = 0;
     argv[n++] = (char *)"vkgrad";

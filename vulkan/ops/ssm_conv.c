@@ -5,7 +5,8 @@
  * - shaders/ssm_conv_vec.comp, d_conv <= 4 where the layout allows 16-byte
  *   accesses (g channel-fast with rows on 16-byte boundaries, sx time-fast
  *   with each row at the same residue mod 4 as its d_sx row; vec_fits) and
- *   the node has at least VEC_MIN_ELEMS positions x channels. Each
+ *   the node has at least VEC_MIN_ELEMS positions x channels and
+ *   VEC_MIN_TOK tokens a sequence. Each
  *   workgroup takes channel blocks x steps of 128*GPL positions, one warp
  *   per channel row; g staged with vec4 loads and transposed into shared
  *   memory (conflict-free pitch), sx read and d_sx written as vec4s from
@@ -231,6 +232,7 @@ enum {
     VEC_TT = 128,            /* positions per step and vec4 group per lane */
     VEC_WGS = 1024,          /* workgroups the default chunking aims at */
     VEC_MIN_ELEMS = 8000000, /* H200: faster at 4352 x 4096, slower up to 4352 x 1024 */
+    VEC_MIN_TOK = 768,       /* H200: the walk is as fast or faster up to 512 tokens a sequence */
     VEC_STEPS_MAX = 64,
     VEC_PERSIST_PER_SM = 2 /* persistent grid: workgroups per multiprocessor */
 };
@@ -340,13 +342,18 @@ static bool vec_fits(const struct conv_vec *v, const struct vkg_vk_device *dev,
            shared <= info->max_shared_memory;
 }
 
-/* elems: positions x channels x sequences of sx (the default picks the
- * 16-byte kernel only where it was measured faster). */
+/* elems: positions x channels x sequences of sx, nt: tokens per sequence
+ * (the default picks the 16-byte kernel only where it was measured faster:
+ * H200, batches of short sequences, walk against v32p: 4352 x 256 tokens x
+ * 16 sequences 0.083 / 0.106 ms, 4352 x 512 x 8 0.087 / 0.087, 8192 x 512
+ * x 4 0.082 / 0.082, 1536 x 512 x 16 0.066 / 0.068; 4352 x 768 x 4 0.068 /
+ * 0.065, 4352 x 1024 x 4 0.087 / 0.078, 5120 x 2048 x 2 0.096 / 0.085). */
 static struct conv_plan conv_plan_of(const struct vkg_vulkan_device_info *info, uint32_t wg_size_x,
-                                     int64_t dc, uint64_t elems, uint32_t sms) {
+                                     int64_t dc, uint64_t elems, uint32_t nt, uint32_t sms) {
     struct conv_plan pl = {
         NULL, walk_named(dc == 4 ? WALK_DEFAULT_DC4 : WALK_DEFAULT), WALK_CHUNK, 0, 0, 0};
-    if (elems >= VEC_MIN_ELEMS) pl.v = vec_named(sms ? VEC_DEFAULT_PERSIST : VEC_DEFAULT);
+    if (elems >= VEC_MIN_ELEMS && nt >= VEC_MIN_TOK)
+        pl.v = vec_named(sms ? VEC_DEFAULT_PERSIST : VEC_DEFAULT);
     const char *env = getenv("VKG_TUNE_CONV");
     if (env && *env) {
         if (!strcmp(env, "old")) return (struct conv_plan){NULL, NULL, WALK_CHUNK, 0, 0, 0};
@@ -453,7 +460,7 @@ static enum vkg_status conv_encode(struct vkg_vk_encoder *enc, const struct vkg_
     const uint32_t sms = device_sm_count(dev);
     struct conv_plan pl =
         conv_plan_of(vkg_vk_encoder_info(enc), dev->props.limits.maxComputeWorkGroupSize[0], p.dc,
-                     (uint64_t)L * p.di * p.ns, sms);
+                     (uint64_t)L * p.di * p.ns, p.nt, sms);
     /* A variant too large for the device gives way to the smallest one. */
     if (pl.v && !vec_fits(pl.v, dev, &p)) pl.v = vec_named(VEC_SMALL);
     if (pl.v && !vec_fits(pl.v, dev, &p)) pl.v = NULL;

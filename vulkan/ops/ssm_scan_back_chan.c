@@ -84,7 +84,7 @@
  * Taken for the Mamba-1 form when d_state / NL <= CHAN_DSL_MAX, the device
  * has a fixed subgroup with shuffles, the layout fits shared memory and the
  * scratch fits a binding (on GPUs also: a fixed build matches and the
- * sequence is long enough); else false (the chunked path of ops/ssm_scan.c
+ * node is big enough); else false (the chunked path of ops/ssm_scan.c
  * runs). On CPU devices also only while no invocation loops past the budget
  * llvmpipe allows (see ops/ssm_scan.c).
  *
@@ -95,7 +95,9 @@
  * _CG (CHAN_CARRY's runs), _WGSUM=0 (d_B / d_C partials per subgroup),
  * _VEC=0 (B, C staged as floats), _DTP=0 (dt' recomputed by CHAN_BACK),
  * _ONE=0 (one chunk through all four kernels), _FIX=0 / _GEN=1 (generic
- * builds), _MINTOK (GPUs: shortest sequence taken), _SCK=0 (checkpoints
+ * builds), _MINTOK / _MINWORK (GPUs: the shortest sequence
+ * taken whatever the size / the fewest channel-tokens taken whatever the
+ * length; both 1: every node), _SCK=0 (checkpoints
  * replayed by CHAN_BACK, chunks of 32), _CWG (CHAN_CARRY's workgroup size),
  * _CRUN=0 (CHAN_CARRY reloads its run for the walks).
  */
@@ -180,7 +182,8 @@ enum {
     CHAN_CT_MAX = 128,   /* ... with SCK, on grids big enough */
     CHAN_GRID_MIN = 512, /* CHAN_BACK workgroups a longer chunk must leave */
     CHAN_KS = 8,         /* tokens per replayed sub-chunk */
-    CHAN_MIN_TOK = 1024, /* GPUs: shorter sequences take the chunked path */
+    CHAN_MIN_WORK = 280000, /* GPUs: smaller nodes (channels x tokens x sequences) of */
+    CHAN_MIN_TOK = 1024,    /* ... shorter sequences take the chunked path */
     CHAN_WG = 128,       /* invocations per workgroup of CHAN_SUM / CHAN_BACK */
     CHAN_RWG = 256,      /* of CHAN_CARRY / CHAN_REDUCE */
     CHAN_CG_MAX = 32,    /* chunk runs per element in CHAN_CARRY, at most */
@@ -221,12 +224,22 @@ static bool chan_plan_make(const struct vkg_vk_device *dev, const struct vkg_sca
     const uint64_t ds = (uint64_t)d->d_state, D = (uint64_t)d->n_head;
     const uint64_t nt = (uint64_t)d->n_tok, nq = (uint64_t)d->n_seqs;
     if (nt < 1 || nq < 1 || D < 1) return false;
-    /* GPUs: long sequences only. On the H200 this path was faster from
-     * 1024 tokens (4096 x 1024: 0.488 -> 0.403 ms) and slower at 64
-     * (1024 channels: 0.033 -> 0.062 ms; lengths between were not
-     * measured). CPU devices take every length (lavapipe: 0.39 s -> 0.05 s
-     * at 1024 x 64). */
-    if (!info->is_cpu && nt < (uint64_t)vkg_vk_tune_int("VKG_TUNE_CHAN_MINTOK", CHAN_MIN_TOK))
+    /* GPUs: sequences of CHAN_MIN_TOK tokens and more, or nodes of
+     * CHAN_MIN_WORK channel-tokens (d_inner x n_tok x n_seqs) and more.
+     * H200, d_state 16, chunked path against this one (ms). Kept on the
+     * chunked path: 1024 x 64 tokens 0.033 / 0.062, 1536 x 128 0.052 /
+     * 0.059, 2048 x 128 0.052 / 0.060, 1024 x 256 0.053 / 0.059, 512 x
+     * 512 0.057 / 0.058, 64 x 256 x 16 sequences 0.066 / 0.059 (the one
+     * this rule gets wrong). This path: 64 x 4096 0.122 / 0.059, 256 x
+     * 1024 0.066 / 0.058, 1536 x 192 0.071 / 0.059, 1536 x 256 0.073 /
+     * 0.060, 1536 x 128 x 4 0.118 / 0.088, 1536 x 64 x 16 0.230 / 0.148,
+     * 1536 x 512 x 8 0.708 / 0.375, 1536 x 512 x 16 1.377 / 0.703, 4096 x
+     * 256 x 8 0.937 / 0.521, 4096 x 1024 0.488 / 0.403. (The rule was
+     * sequences of 1024 tokens and more only, so a training batch of
+     * shorter sequences ran up to 1.9x slower.) CPU devices take every size
+     * (lavapipe: 0.39 s -> 0.05 s at 1024 x 64). */
+    if (!info->is_cpu && nt < (uint64_t)vkg_vk_tune_int("VKG_TUNE_CHAN_MINTOK", CHAN_MIN_TOK) &&
+        D * nt * nq < (uint64_t)vkg_vk_tune_int("VKG_TUNE_CHAN_MINWORK", CHAN_MIN_WORK))
         return false;
     /* Lanes per channel: 2 where d_state splits evenly (halves the
      * registers; the sums over n then take one shuffle). */
