@@ -32,6 +32,9 @@ run() { # label, include, env assignments...
 }
 run "gemm: transpose pre-pass on every plan" 'out_prod*,mul_mat*' VKG_TUNE_GEMM=tr=2
 run "gemm: big kernels only" 'out_prod*,mul_mat*' VKG_TUNE_GEMM=mid=0,small=0,split=0
+run "cross entropy: streaming kernels" 'cross_entropy*,train_xent*' VKG_TUNE_CE=0
+run "cross entropy: rows past registers streamed (tiny sizes)" 'cross_entropy_loss_back*' \
+  VKG_TUNE_CE_TAIL=32:2:3
 run "conv: persistent 16-byte kernel v32p" 'ssm_conv*' VKG_TUNE_CONV=v32p
 run "conv: v32p, 3 workgroups (row blocks split over several)" 'ssm_conv*' VKG_TUNE_CONV=v32p:3
 run "conv: 16-byte kernel v16x2" 'ssm_conv*' VKG_TUNE_CONV=v16x2

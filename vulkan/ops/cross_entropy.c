@@ -14,15 +14,24 @@
  * XENT_ROWS_MAX_PER_INV floats per invocation), so each logit is read from
  * memory once; the workgroup is sized to the row (64 invocations for 256
  * classes, 512 for 32000), reduces with subgroup shuffles, and the backward
- * moves vec4s where the layout allows. They need subgroup shuffles in
- * compute shaders. Rows longer than 32768 classes (16384 without the vec4
- * path, and in the forward), and devices without shuffles, take the
- * streaming kernels (cross_entropy_loss*.comp: a 1024 or 256 wide group
- * walks the row, keeping what fits in registers). Knob: VKG_TUNE_CE=0 sends
- * every node to the streaming kernels (for comparisons).
+ * moves vec4s where the layout allows: unit strides and logits, labels and
+ * result rows at equal residues mod 4, any row length (each row cut at
+ * 16-byte boundaries; rows of whole groups compile without the cut's tests).
+ * They need subgroup shuffles in compute shaders. Longer rows in the vec4
+ * form keep their first XENT_ROWS_TAIL_WG x XENT_ROWS_TAIL_CACHE vec4s in
+ * registers and stream the rest twice (once for the row statistics, once
+ * for the gradient). H200, backward ms, streaming kernel against this: 4096
+ * x 50257 (GPT-2's vocabulary, rows at every residue) 1.33 -> see
+ * reports/nvidia-h200/speed.md (round 11). Rows longer than 16384 classes
+ * without the vec4 form, rows of the forward longer than that, and devices
+ * without shuffles take the streaming kernels (cross_entropy_loss*.comp: a
+ * 1024 or 256 wide group walks the row, keeping what fits in registers).
+ * Knobs: VKG_TUNE_CE=0 sends every node to the streaming kernels (for
+ * comparisons); VKG_TUNE_CE_TAIL (below).
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "vk_impl.h"
 
@@ -125,28 +134,55 @@ enum {
     XENT_ROWS_WG_MAX = 512,
     XENT_ROWS_SCALAR_MAX = 16384,
     XENT_ROWS_LB_VEC4 = 2,
+    XENT_ROWS_TAIL_WG = 1024,  /* longer rows: invocations, */
+    XENT_ROWS_TAIL_CACHE = 8,  /* vec4s per invocation held in registers, */
+    XENT_ROWS_TB = 2,          /* streamed vec4s per batch */
     XENT_ROWS_LB_SCALAR = 32,
 };
 
 struct xent_rows_plan {
-    uint32_t wg, cache, vec4, lb;
+    uint32_t wg, cache, vec4, lb, tail, tb;
 };
 
-/* Every row start, the row length and the unit stride allow 16-byte access. */
-static bool xent_vec4_ok(const struct vkg_xent_push *p, const struct vkg_tensor *x,
-                         const struct vkg_tensor *l) {
-    if (p->nc % 4 || p->sx[0] != 1 || p->sl[0] != 1 || p->off_x % 4 || p->off_l % 4 || p->off_d % 4)
+/* The 16-byte form cuts every row at the buffers' own 16-byte boundaries:
+ * it needs unit strides along the classes, bindings that start 16-byte
+ * aligned, and each logits and labels row starting at the residue mod 4 of
+ * its (contiguous) result row, so that one cut serves all three. */
+static bool xent_vec4_ok(const struct vkg_vk_device *dev, const struct vkg_xent_push *p,
+                         const struct vkg_tensor *x, const struct vkg_tensor *l) {
+    if (dev->props.limits.minStorageBufferOffsetAlignment % 16 || p->sx[0] != 1 || p->sl[0] != 1 ||
+        p->off_x % 4 != p->off_d % 4 || p->off_l % 4 != p->off_d % 4)
         return false;
-    for (int d = 1; d < 4; d++)
-        if ((x->ne[d] > 1 && p->sx[d] % 4) || (l->ne[d] > 1 && p->sl[d] % 4)) return false;
+    /* Row r = r1 + ne1 (r2 + ne2 r3) starts at r1 s1 + r2 s2 + r3 s3 in x
+     * and l, at r nc in the result: equal mod 4 for every row. */
+    uint64_t span = p->nc; /* elements of the result per step of dim d */
+    for (int d = 1; d < 4; d++) {
+        if ((x->ne[d] > 1 && (p->sx[d] - span) % 4) || (l->ne[d] > 1 && (p->sl[d] - span) % 4))
+            return false;
+        span *= (uint64_t)x->ne[d];
+    }
     return true;
+}
+
+/* 16-byte groups of the longest row (vec4 form): a row of nc classes
+ * starting at residue r mod 4 spans (r + nc - 1) / 4 + 1 of them; rows of a
+ * multiple of 4 classes all start at off_d's residue. */
+static uint32_t xent_groups(const struct vkg_xent_push *p) {
+    uint32_t ng = 0;
+    for (uint32_t r = 0; r < 4; r++)
+        if (p->nc % 4 != 0 || r == p->off_d % 4) {
+            const uint32_t g = (r + p->nc - 1) / 4 + 1;
+            if (g > ng) ng = g;
+        }
+    return ng;
 }
 
 /* Whether a rows kernel takes a row of nc classes, and how. The knob
  * VKG_TUNE_CE=0 (read here) sends every node to the streaming kernels, for
  * comparisons. */
-static bool xent_rows_plan(const struct vkg_vk_device *dev, bool vec4_ok, uint32_t nc,
-                           struct xent_rows_plan *pl) {
+static bool xent_rows_plan(const struct vkg_vk_device *dev, bool vec4_ok,
+                           const struct vkg_xent_push *p, struct xent_rows_plan *pl) {
+    const uint32_t nc = p->nc;
     const char *knob = getenv("VKG_TUNE_CE");
     if ((knob && knob[0] == '0') || nc == 0) return false;
     if (!vec4_ok && nc > XENT_ROWS_SCALAR_MAX) return false;
@@ -156,13 +192,40 @@ static bool xent_rows_plan(const struct vkg_vk_device *dev, bool vec4_ok, uint32
     while (wg < wg_max && (uint64_t)wg * XENT_ROWS_AIM < nc)
         wg *= 2;
     if (wg > wg_max) wg = wg_max;
-    const uint32_t unit = vec4_ok ? 4 : 1; /* floats per cached slot */
+    const uint32_t slots = vec4_ok ? xent_groups(p) : nc; /* cached slots a row needs */
+    const uint32_t unit = vec4_ok ? 4 : 1;                /* floats per slot */
     pl->wg = wg;
     pl->vec4 = vec4_ok;
-    pl->cache = (nc / unit + wg - 1) / wg;
+    pl->cache = (slots + wg - 1) / wg;
     pl->lb = vec4_ok ? XENT_ROWS_LB_VEC4 : XENT_ROWS_LB_SCALAR;
+    pl->tail = 0;
+    pl->tb = XENT_ROWS_TB;
+    /* Longer rows (vec4 form): the first XENT_ROWS_TAIL_CACHE vec4s per
+     * invocation in registers, the rest streamed twice. Knob
+     * VKG_TUNE_CE_TAIL: 0 sends them to the streaming kernel; WG:CACHE:TB
+     * takes this form with those sizes for every vec4 row (a row shorter
+     * than WG x CACHE vec4s streams nothing). */
+    const char *tk = getenv("VKG_TUNE_CE_TAIL");
+    const bool tail_forced = vec4_ok && tk && *tk && strcmp(tk, "0");
+    if (vec4_ok && ((uint64_t)pl->cache * unit > XENT_ROWS_MAX_PER_INV || tail_forced)) {
+        if (tk && !strcmp(tk, "0")) return false;
+        uint32_t twg = XENT_ROWS_TAIL_WG, tc = XENT_ROWS_TAIL_CACHE, tb = XENT_ROWS_TB;
+        if (tk && *tk) {
+            unsigned a = 0, b = 0, c = 0;
+            int n = sscanf(tk, "%u:%u:%u", &a, &b, &c);
+            if (n >= 1 && a >= 1) twg = a;
+            if (n >= 2 && b >= 1 && b * 4 <= XENT_ROWS_MAX_PER_INV) tc = b;
+            if (n >= 3 && c >= 1 && c <= 8) tb = c;
+        }
+        wg = xent_wg(dev, twg);
+        if (wg < sg || wg % sg) return false;
+        pl->wg = wg;
+        pl->cache = tc;
+        pl->tb = tb;
+        pl->tail = 1;
+    }
     if ((uint64_t)pl->cache * unit > XENT_ROWS_MAX_PER_INV) return false;
-    return dev->info.max_shared_memory >= 3 * wg * (uint32_t)sizeof(float);
+    return dev->info.max_shared_memory >= 3 * pl->wg * (uint32_t)sizeof(float);
 }
 
 static enum vkg_status xent_encode(struct vkg_vk_encoder *enc, const struct vkg_tensor *node) {
@@ -182,9 +245,11 @@ static enum vkg_status xent_encode(struct vkg_vk_encoder *enc, const struct vkg_
         p.off_d = vkg_vk_elem_offset(enc, node);
         struct xent_rows_plan pl;
         vkg_vk_grid(enc, p.nr, &gx, &gy);
-        if (xent_rows_plan(dev, xent_vec4_ok(&p, t[1], t[2]), p.nc, &pl)) {
-            const uint32_t rspec[4] = {pl.wg, pl.cache, pl.vec4, pl.lb};
-            return vkg_vk_dispatch(enc, &k_back_rows, rspec, 4, t, 4, &p, gx, gy, 1);
+        if (xent_rows_plan(dev, xent_vec4_ok(dev, &p, t[1], t[2]), &p, &pl)) {
+            /* Whole 16-byte groups in every row (see ALIGNED in the shader). */
+            const uint32_t aligned = pl.vec4 && p.nc % 4 == 0 && p.off_d % 4 == 0;
+            const uint32_t rspec[7] = {pl.wg, pl.cache, pl.vec4, pl.lb, pl.tail, pl.tb, aligned};
+            return vkg_vk_dispatch(enc, &k_back_rows, rspec, 7, t, 4, &p, gx, gy, 1);
         }
         return vkg_vk_dispatch(enc, &k_back, spec, 1, t, 4, &p, gx, gy, 1);
     }
@@ -199,7 +264,7 @@ static enum vkg_status xent_encode(struct vkg_vk_encoder *enc, const struct vkg_
     p.off_d = vkg_vk_elem_offset(enc, rows);
     vkg_vk_grid(enc, p.nr, &gx, &gy);
     struct xent_rows_plan pl;
-    if (xent_rows_plan(dev, false, p.nc, &pl)) {
+    if (xent_rows_plan(dev, false, &p, &pl)) {
         const uint32_t fspec[2] = {pl.wg, pl.cache};
         st = vkg_vk_dispatch(enc, &k_fwd_rows, fspec, 2, t1, 3, &p, gx, gy, 1);
     } else {
