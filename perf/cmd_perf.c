@@ -67,6 +67,8 @@ static int sweep_full(struct vkg_perf_shape *s, int max) {
     ADD(vkg_perf_ce(4096, 512));
     ADD(vkg_perf_ce(32000, 512));
     ADD(vkg_perf_ce(32000, 4096));
+    ADD(vkg_perf_ce(50257, 4096));  /* GPT-2's vocabulary: rows at every residue mod 4 */
+    ADD(vkg_perf_ce(128256, 1024)); /* Llama-3's: rows past what registers hold */
     ADD(vkg_perf_conv(4, 1024, 64, 1));
     ADD(vkg_perf_conv(4, 1024, 1024, 1));
     ADD(vkg_perf_conv(4, 4352, 1024, 1));
