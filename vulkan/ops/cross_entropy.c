@@ -18,11 +18,12 @@
  * result rows at equal residues mod 4, any row length (each row cut at
  * 16-byte boundaries; rows of whole groups compile without the cut's tests).
  * They need subgroup shuffles in compute shaders. Longer rows in the vec4
- * form keep their first XENT_ROWS_TAIL_WG x XENT_ROWS_TAIL_CACHE vec4s in
- * registers and stream the rest twice (once for the row statistics, once
- * for the gradient). H200, backward ms, streaming kernel against this: 4096
- * x 50257 (GPT-2's vocabulary, rows at every residue) 1.33 -> see
- * reports/nvidia-h200/speed.md (round 11). Rows longer than 16384 classes
+ * form keep their first XENT_ROWS_TAIL_WG_* x XENT_ROWS_TAIL_CACHE_* vec4s
+ * in registers and stream the rest twice (once for the row statistics,
+ * once for the gradient). H200, backward ms, streaming kernel against this:
+ * 4096 x 50257 (GPT-2's vocabulary, rows at every residue) 1.324 -> 0.803,
+ * 1024 x 128256 (Llama-3's) 1.082 -> 0.567, 1024 x 151936 1.301 -> 0.681,
+ * 2048 x 65536 0.957 -> 0.509. Rows longer than 16384 classes
  * without the vec4 form, rows of the forward longer than that, and devices
  * without shuffles take the streaming kernels (cross_entropy_loss*.comp: a
  * 1024 or 256 wide group walks the row, keeping what fits in registers).
@@ -134,9 +135,19 @@ enum {
     XENT_ROWS_WG_MAX = 512,
     XENT_ROWS_SCALAR_MAX = 16384,
     XENT_ROWS_LB_VEC4 = 2,
-    XENT_ROWS_TAIL_WG = 1024,  /* longer rows: invocations, */
-    XENT_ROWS_TAIL_CACHE = 8,  /* vec4s per invocation held in registers, */
-    XENT_ROWS_TB = 2,          /* streamed vec4s per batch */
+    /* Longer rows: invocations, vec4s per invocation held in registers,
+     * streamed vec4s per batch; rows of whole 16-byte groups (_A) and rows
+     * cut at other residues (_C). H200, ms at 512:8:4 / 1024:8:2 / 1024:6:2
+     * / 512:12:4: 4096 x 50304 0.731 / 0.919 / 0.805 / 0.784, 1024 x 128256
+     * 0.567 / 0.619 / 0.588 / 0.583; cut rows, 4096 x 50257 0.933 / 0.803
+     * / 0.817 / 0.949, 4096 x 32769 0.582 / 0.529 / 0.506 / 0.629. */
+    XENT_ROWS_TAIL_WG_A = 512,
+    XENT_ROWS_TAIL_CACHE_A = 8,
+    XENT_ROWS_TB_A = 4,
+    XENT_ROWS_TAIL_WG_C = 1024,
+    XENT_ROWS_TAIL_CACHE_C = 8,
+    XENT_ROWS_TB_C = 2,
+    XENT_ROWS_TB = 4, /* unused without a tail */
     XENT_ROWS_LB_SCALAR = 32,
 };
 
@@ -209,7 +220,10 @@ static bool xent_rows_plan(const struct vkg_vk_device *dev, bool vec4_ok,
     const bool tail_forced = vec4_ok && tk && *tk && strcmp(tk, "0");
     if (vec4_ok && ((uint64_t)pl->cache * unit > XENT_ROWS_MAX_PER_INV || tail_forced)) {
         if (tk && !strcmp(tk, "0")) return false;
-        uint32_t twg = XENT_ROWS_TAIL_WG, tc = XENT_ROWS_TAIL_CACHE, tb = XENT_ROWS_TB;
+        const bool whole = nc % 4 == 0 && p->off_d % 4 == 0;
+        uint32_t twg = whole ? XENT_ROWS_TAIL_WG_A : XENT_ROWS_TAIL_WG_C;
+        uint32_t tc = whole ? XENT_ROWS_TAIL_CACHE_A : XENT_ROWS_TAIL_CACHE_C;
+        uint32_t tb = whole ? XENT_ROWS_TB_A : XENT_ROWS_TB_C;
         if (tk && *tk) {
             unsigned a = 0, b = 0, c = 0;
             int n = sscanf(tk, "%u:%u:%u", &a, &b, &c);

@@ -3,7 +3,7 @@
 // d_i = (g/nr) * (softmax_i * sum_j labels_j - labels_i) (SPEC §3), the same
 // math and error as cross_entropy_loss_back.comp, for rows of at most
 // WG * CACHE classes, or (vec4 form with TAIL) longer rows whose first WG *
-// CACHE vec4s stay in registers and whose rest is streamed (see rows_vec4).
+// CACHE vec4s stay in registers and whose rest is streamed (see rows_vec4_cut).
 //
 // One workgroup per row; invocation t holds logits t, t+WG, ..., so each
 // logit is read from memory exactly once. After its own max m_t it keeps
@@ -145,7 +145,7 @@ void st_grp(uint j, uint bd, vec4 v) {
             d_data[bd + uint(q + int(e))] = v[e];
 }
 
-void rows_vec4(uint row, float c) {
+void rows_vec4_cut(uint row, float c) {
     const uint lid = gl_LocalInvocationIndex;
     const uint bx = p.off_x + xent_row_base(row, p.sx);
     const uint bl = p.off_l + xent_row_base(row, p.sl);
@@ -232,13 +232,67 @@ void rows_vec4(uint row, float c) {
     }
 }
 
+// vec4 form for rows of whole groups (ALIGNED) held in registers (no TAIL):
+// invocation lid holds vec4 number lid + k*WG (elements 4x that .. +3).
+// Per row the sums run over k, then the 4 components: a fixed order. This
+// is rows_vec4_cut with every cut test folded away, kept as its own
+// function: written as rows_vec4_cut with ALIGNED set, the H200 took 4096 x
+// 32000 in 0.385 ms against 0.378.
+void rows_vec4_whole(uint row, float c) {
+    const uint lid = gl_LocalInvocationIndex;
+    const uint nc4 = p.nc / 4;
+    const uint bx = (p.off_x + xent_row_base(row, p.sx)) / 4;
+    const uint bl = (p.off_l + xent_row_base(row, p.sl)) / 4;
+    vec4 v[CACHE];
+    vec4 m4 = vec4(XENT_LOWEST);
+    [[unroll]] for (uint k = 0; k < CACHE; k++) {
+        const uint i = lid + k * WG;
+        v[k] = i < nc4 ? x4_data[bx + i] : vec4(XENT_LOWEST);
+        m4 = max(m4, v[k]);
+    }
+    float m = max(max(m4.x, m4.y), max(m4.z, m4.w));
+    vec4 s4 = vec4(0.0), l4 = vec4(0.0);
+    [[unroll]] for (uint k = 0; k < CACHE; k++) {
+        const uint i = lid + k * WG;
+        v[k] = i < nc4 ? exp(v[k] - m) : vec4(0.0);
+        if (i < nc4) {
+            s4 += v[k];
+            l4 += l4_data[bl + i];
+        }
+    }
+    float s = (s4.x + s4.y) + (s4.z + s4.w);
+    float lsum = (l4.x + l4.y) + (l4.z + l4.w);
+    const float m_own = m;
+    xent_reduce_sg(m, s, lsum);
+    const float scale = exp(m_own - m) * (lsum / s);
+    const uint bd = (p.off_d + row * p.nc) / 4;
+    [[unroll]] for (uint b = 0; b < CACHE; b += LB) {
+        vec4 lb[LB];
+        [[unroll]] for (uint j = 0; j < LB; j++) {
+            const uint k = CACHE - 1 - min(b + j, CACHE - 1);
+            const uint i = lid + k * WG;
+            lb[j] = vec4(0.0);
+            if (b + j < CACHE && i < nc4)
+                lb[j] = l4_data[bl + i];
+        }
+        [[unroll]] for (uint j = 0; j < LB; j++) {
+            const uint k = CACHE - 1 - (b + j);
+            const uint i = lid + k * WG;
+            if (b + j < CACHE && i < nc4)
+                d4_data[bd + i] = c * (v[k] * scale - lb[j]);
+        }
+    }
+}
+
 void main() {
     const uint row = vkg_group_linear();
     if (row >= p.nr)
         return; // uniform over the workgroup
     const float c = g_data[p.off_g] * p.inv_nr;
-    if (VEC4 != 0)
-        rows_vec4(row, c);
+    if (VEC4 != 0 && ALIGNED != 0 && TAIL == 0)
+        rows_vec4_whole(row, c);
+    else if (VEC4 != 0)
+        rows_vec4_cut(row, c);
     else
         rows_scalar(row, c);
 }
