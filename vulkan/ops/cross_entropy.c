@@ -36,6 +36,7 @@
 
 #include "vk_impl.h"
 
+#include "vkg_vk_spv_cross_entropy_back_cut.spv.h"
 #include "vkg_vk_spv_cross_entropy_back_rows.spv.h"
 #include "vkg_vk_spv_cross_entropy_fwd_rows.spv.h"
 #include "vkg_vk_spv_cross_entropy_loss_back.spv.h"
@@ -63,6 +64,8 @@ static const struct vkg_vk_kernel k_fwd_rows =
     VKG_VK_KERNEL(vkg_vk_spv_cross_entropy_fwd_rows, 3, struct vkg_xent_push);
 static const struct vkg_vk_kernel k_back_rows =
     VKG_VK_KERNEL(vkg_vk_spv_cross_entropy_back_rows, 4, struct vkg_xent_push);
+static const struct vkg_vk_kernel k_back_cut =
+    VKG_VK_KERNEL(vkg_vk_spv_cross_entropy_back_cut, 4, struct vkg_xent_push);
 
 /* Workgroup sizes: the forward streams its rows; the backward keeps 32
  * logits per invocation in registers, so a wide group holds a whole row. */
@@ -147,7 +150,7 @@ enum {
     XENT_ROWS_TAIL_WG_C = 1024,
     XENT_ROWS_TAIL_CACHE_C = 8,
     XENT_ROWS_TB_C = 2,
-    XENT_ROWS_TB = 4, /* unused without a tail */
+    XENT_ROWS_TB = 2, /* without a tail: unused (the value of the measured builds) */
     XENT_ROWS_LB_SCALAR = 32,
 };
 
@@ -260,10 +263,16 @@ static enum vkg_status xent_encode(struct vkg_vk_encoder *enc, const struct vkg_
         struct xent_rows_plan pl;
         vkg_vk_grid(enc, p.nr, &gx, &gy);
         if (xent_rows_plan(dev, xent_vec4_ok(dev, &p, t[1], t[2]), &p, &pl)) {
-            /* Whole 16-byte groups in every row (see ALIGNED in the shader). */
+            /* Whole 16-byte groups in every row: the plain build's vec4 form,
+             * unless the row streams a tail; else the cut build (see the
+             * shader's header for why two builds). */
             const uint32_t aligned = pl.vec4 && p.nc % 4 == 0 && p.off_d % 4 == 0;
-            const uint32_t rspec[7] = {pl.wg, pl.cache, pl.vec4, pl.lb, pl.tail, pl.tb, aligned};
-            return vkg_vk_dispatch(enc, &k_back_rows, rspec, 7, t, 4, &p, gx, gy, 1);
+            if (pl.vec4 && (pl.tail || !aligned)) {
+                const uint32_t cspec[7] = {pl.wg, pl.cache, 1, pl.lb, pl.tail, pl.tb, aligned};
+                return vkg_vk_dispatch(enc, &k_back_cut, cspec, 7, t, 4, &p, gx, gy, 1);
+            }
+            const uint32_t rspec[4] = {pl.wg, pl.cache, pl.vec4, pl.lb};
+            return vkg_vk_dispatch(enc, &k_back_rows, rspec, 4, t, 4, &p, gx, gy, 1);
         }
         return vkg_vk_dispatch(enc, &k_back, spec, 1, t, 4, &p, gx, gy, 1);
     }

@@ -1,9 +1,21 @@
 #version 450
 // CROSS_ENTROPY_LOSS_BACK, rows held in registers:
 // d_i = (g/nr) * (softmax_i * sum_j labels_j - labels_i) (SPEC §3), the same
-// math and error as cross_entropy_loss_back.comp, for rows of at most
-// WG * CACHE classes, or (vec4 form with TAIL) longer rows whose first WG *
-// CACHE vec4s stay in registers and whose rest is streamed (see rows_vec4_cut).
+// math and error as cross_entropy_loss_back.comp.
+//
+// Two builds of this file (ops/cross_entropy.c picks per node):
+// - plain: rows of at most WG * CACHE classes, in the scalar form or, where
+//   every row holds whole 16-byte groups (nc % 4 == 0, rows 16-byte aligned),
+//   the vec4 form;
+// - XENT_CUT: the vec4 form for rows of any length and start, each cut at
+//   the buffers' own 16-byte boundaries, and (TAIL) rows longer than WG *
+//   CACHE vec4s, whose first WG * CACHE vec4s stay in registers and whose
+//   rest is streamed (see its rows_vec4).
+// Two builds, not one: on the H200 (driver 580) the cut form written into
+// the plain build's vec4 function took 4096 x 32000 from 0.378 to 0.385 ms
+// (ALIGNED folding its tests away) or, kept as a second function beside the
+// plain one, took 4096 x 50257 from 0.80 to 2.39 ms; each build alone
+// measured as the H200 figures in ops/cross_entropy.c say.
 //
 // One workgroup per row; invocation t holds logits t, t+WG, ..., so each
 // logit is read from memory exactly once. After its own max m_t it keeps
@@ -18,11 +30,11 @@
 // subgroup size.
 //
 // Logits, labels and results move 16 bytes at a time when the layout
-// allows (VEC4; rows of any length and start, cut at 16-byte boundaries):
-// on the H200 that and a 512-wide group (16 vec4 per invocation for 32000
-// classes, registers to spare for 2-vec4 label batches) took 4096 x 32000
-// from 0.54 to 0.38 ms; a persistent variant that prefetched the next row
-// while writing measured slower and was dropped.
+// allows (VEC4): on the H200 that and a 512-wide group (16 vec4 per
+// invocation for 32000 classes, registers to spare for 2-vec4 label
+// batches) took 4096 x 32000 from 0.54 to 0.38 ms; a persistent variant
+// that prefetched the next row while writing measured slower and was
+// dropped.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : enable
 #extension GL_KHR_shader_subgroup_basic : require
@@ -90,6 +102,7 @@ void rows_scalar(uint row, float c) {
     }
 }
 
+#if defined(XENT_CUT)
 // vec4 form. A row is cut into 16-byte groups at the buffer's own 16-byte
 // boundaries: group j covers row positions grp_pos(j) .. +3, where the first
 // and last groups may hold fewer than 4 of the row's elements (the host
@@ -145,7 +158,7 @@ void st_grp(uint j, uint bd, vec4 v) {
             d_data[bd + uint(q + int(e))] = v[e];
 }
 
-void rows_vec4_cut(uint row, float c) {
+void rows_vec4(uint row, float c) {
     const uint lid = gl_LocalInvocationIndex;
     const uint bx = p.off_x + xent_row_base(row, p.sx);
     const uint bl = p.off_l + xent_row_base(row, p.sl);
@@ -232,13 +245,11 @@ void rows_vec4_cut(uint row, float c) {
     }
 }
 
-// vec4 form for rows of whole groups (ALIGNED) held in registers (no TAIL):
-// invocation lid holds vec4 number lid + k*WG (elements 4x that .. +3).
-// Per row the sums run over k, then the 4 components: a fixed order. This
-// is rows_vec4_cut with every cut test folded away, kept as its own
-// function: written as rows_vec4_cut with ALIGNED set, the H200 took 4096 x
-// 32000 in 0.385 ms against 0.378.
-void rows_vec4_whole(uint row, float c) {
+#else // whole 16-byte groups only
+// vec4 form: invocation lid holds vec4 number lid + k*WG (elements 4x that
+// .. +3); nc % 4 == 0, so a vec4 is wholly inside the row or wholly past it.
+// Per row the sums run over k, then the 4 components: a fixed order.
+void rows_vec4(uint row, float c) {
     const uint lid = gl_LocalInvocationIndex;
     const uint nc4 = p.nc / 4;
     const uint bx = (p.off_x + xent_row_base(row, p.sx)) / 4;
@@ -284,15 +295,15 @@ void rows_vec4_whole(uint row, float c) {
     }
 }
 
+#endif
+
 void main() {
     const uint row = vkg_group_linear();
     if (row >= p.nr)
         return; // uniform over the workgroup
     const float c = g_data[p.off_g] * p.inv_nr;
-    if (VEC4 != 0 && ALIGNED != 0 && TAIL == 0)
-        rows_vec4_whole(row, c);
-    else if (VEC4 != 0)
-        rows_vec4_cut(row, c);
+    if (VEC4 != 0)
+        rows_vec4(row, c);
     else
         rows_scalar(row, c);
 }
