@@ -107,77 +107,89 @@ const char *vkg_perf_shape_variant(const struct vkg_perf_shape *s) {
     }
 }
 
-char *vkg_perf_shape_str(const struct vkg_perf_shape *s, char *buf, size_t size) {
+/* The keys of each op's shape, in the order its name writes them (and
+ * vkg_perf_shape_parse reads them); an optional key (n_seqs, n_group)
+ * defaults to 1 when parsed. */
+struct shape_key {
+    const char *name;
+    size_t field; /* offsetof in struct vkg_perf_shape */
+    bool optional;
+};
+#define KEY_AT(name, f, opt)                                                                       \
+    { name, offsetof(struct vkg_perf_shape, f), opt }
+#define KEY(f, opt) KEY_AT(#f, f, opt)
+static const struct shape_key keys_gemm[] = {KEY(m, false), KEY(n, false), KEY(k, false), {0}};
+static const struct shape_key keys_ce[] = {KEY(n_class, false), KEY(n_rows, false), {0}};
+static const struct shape_key keys_conv[] = {
+    KEY(d_conv, false), KEY(d_inner, false), KEY(n_tok, false), KEY(n_seqs, true), {0}};
+static const struct shape_key keys_scan2[] = {KEY(d_state, false),
+                                              KEY(head_dim, false),
+                                              KEY(n_head, false),
+                                              KEY(n_group, true),
+                                              KEY(n_tok, false),
+                                              KEY(n_seqs, true),
+                                              {0}};
+/* Mamba-1's d_inner is stored as n_head (head_dim 1), as vkg_perf_scan1 does. */
+static const struct shape_key keys_scan1[] = {KEY(d_state, false),
+                                              KEY_AT("d_inner", n_head, false),
+                                              KEY(n_tok, false),
+                                              KEY(n_seqs, true),
+                                              {0}};
+#undef KEY
+#undef KEY_AT
+
+static const struct shape_key *shape_keys(const struct vkg_perf_shape *s) {
     switch (s->op) {
     case VKG_PERF_OUT_PROD:
     case VKG_PERF_OUT_PROD_T:
-        snprintf(buf, size, "m=%lld.n=%lld.k=%lld", (long long)s->m, (long long)s->n,
-                 (long long)s->k);
-        break;
+        return keys_gemm;
     case VKG_PERF_CE_BACK:
-        snprintf(buf, size, "n_class=%lld.n_rows=%lld", (long long)s->n_class,
-                 (long long)s->n_rows);
-        break;
+        return keys_ce;
     case VKG_PERF_CONV_BACK:
-        snprintf(buf, size, "d_conv=%lld.d_inner=%lld.n_tok=%lld.n_seqs=%lld", (long long)s->d_conv,
-                 (long long)s->d_inner, (long long)s->n_tok, (long long)s->n_seqs);
-        break;
+        return keys_conv;
     case VKG_PERF_SCAN_BACK:
-        if (s->mamba1)
-            snprintf(buf, size, "d_state=%lld.d_inner=%lld.n_tok=%lld.n_seqs=%lld",
-                     (long long)s->d_state, (long long)s->n_head, (long long)s->n_tok,
-                     (long long)s->n_seqs);
-        else
-            snprintf(buf, size,
-                     "d_state=%lld.head_dim=%lld.n_head=%lld.n_group=%lld.n_tok=%lld.n_seqs=%lld",
-                     (long long)s->d_state, (long long)s->head_dim, (long long)s->n_head,
-                     (long long)s->n_group, (long long)s->n_tok, (long long)s->n_seqs);
-        break;
+        return s->mamba1 ? keys_scan1 : keys_scan2;
     default:
-        snprintf(buf, size, "?");
-        break;
+        return NULL;
+    }
+}
+
+static int64_t *shape_field(struct vkg_perf_shape *s, const struct shape_key *k) {
+    return (int64_t *)((char *)s + k->field);
+}
+static int64_t shape_value(const struct vkg_perf_shape *s, const struct shape_key *k) {
+    return *(const int64_t *)((const char *)s + k->field);
+}
+
+char *vkg_perf_shape_str(const struct vkg_perf_shape *s, char *buf, size_t size) {
+    const struct shape_key *keys = shape_keys(s);
+    snprintf(buf, size, "%s", keys ? "" : "?");
+    for (int i = 0; keys && keys[i].name; i++) {
+        const size_t used = strlen(buf);
+        snprintf(buf + used, size - used, "%s%s=%lld", i ? "." : "", keys[i].name,
+                 (long long)shape_value(s, &keys[i]));
     }
     return buf;
 }
 
 /* ---- --at: a shape from its name ---------------------------------------------- */
 
-/* The keys each op's shape takes, in vkg_perf_shape_str's order; an
- * optional key (n_seqs, n_group) defaults to 1. */
-struct shape_key {
-    const char *name;
-    size_t field; /* offsetof in struct vkg_perf_shape */
-    bool optional;
-};
-#define KEY(f, opt) {#f, offsetof(struct vkg_perf_shape, f), opt}
-static const struct shape_key keys_gemm[] = {KEY(m, false), KEY(n, false), KEY(k, false), {0}};
-static const struct shape_key keys_ce[] = {KEY(n_class, false), KEY(n_rows, false), {0}};
-static const struct shape_key keys_conv[] = {KEY(d_conv, false), KEY(d_inner, false),
-                                             KEY(n_tok, false), KEY(n_seqs, true), {0}};
-static const struct shape_key keys_scan2[] = {KEY(d_state, false), KEY(head_dim, false),
-                                              KEY(n_head, false),  KEY(n_group, true),
-                                              KEY(n_tok, false),   KEY(n_seqs, true),
-                                              {0}};
-/* Mamba-1's d_inner is stored as n_head (head_dim 1), as vkg_perf_scan1 does. */
-static const struct shape_key keys_scan1[] = {KEY(d_state, false), KEY(d_inner, false),
-                                              KEY(n_tok, false), KEY(n_seqs, true), {0}};
-#undef KEY
-
 bool vkg_perf_shape_parse(const char *spec, struct vkg_perf_shape *s, char *err, size_t n) {
     static const struct {
         const char *name;
         enum vkg_perf_op op;
-        const struct shape_key *keys;
-    } ops[] = {{"out_prod", VKG_PERF_OUT_PROD, keys_gemm},
-               {"out_prod_t", VKG_PERF_OUT_PROD_T, keys_gemm},
-               {"cross_entropy_loss_back", VKG_PERF_CE_BACK, keys_ce},
-               {"ssm_conv_back", VKG_PERF_CONV_BACK, keys_conv},
-               {"ssm_scan_back", VKG_PERF_SCAN_BACK, keys_scan2}};
+    } ops[] = {{"out_prod", VKG_PERF_OUT_PROD},
+               {"out_prod_t", VKG_PERF_OUT_PROD_T},
+               {"cross_entropy_loss_back", VKG_PERF_CE_BACK},
+               {"ssm_conv_back", VKG_PERF_CONV_BACK},
+               {"ssm_scan_back", VKG_PERF_SCAN_BACK}};
     *s = (struct vkg_perf_shape){0};
     const char *colon = strchr(spec, ':');
     if (!colon) {
-        snprintf(err, n, "'%s': want OP:KEY=VALUE.KEY=VALUE... (e.g. ssm_conv_back:d_conv=4."
-                 "d_inner=1024.n_tok=512.n_seqs=8)", spec);
+        snprintf(err, n,
+                 "'%s': want OP:KEY=VALUE.KEY=VALUE... (e.g. ssm_conv_back:d_conv=4."
+                 "d_inner=1024.n_tok=512.n_seqs=8)",
+                 spec);
         return false;
     }
     const struct shape_key *keys = NULL;
@@ -185,11 +197,13 @@ bool vkg_perf_shape_parse(const char *spec, struct vkg_perf_shape *s, char *err,
         if (strlen(ops[i].name) == (size_t)(colon - spec) &&
             !strncmp(spec, ops[i].name, (size_t)(colon - spec))) {
             s->op = ops[i].op;
-            keys = ops[i].keys;
+            keys = shape_keys(s);
         }
     if (!keys) {
-        snprintf(err, n, "'%.*s': unknown op (out_prod, out_prod_t, cross_entropy_loss_back, "
-                 "ssm_conv_back, ssm_scan_back)", (int)(colon - spec), spec);
+        snprintf(err, n,
+                 "'%.*s': unknown op (out_prod, out_prod_t, cross_entropy_loss_back, "
+                 "ssm_conv_back, ssm_scan_back)",
+                 (int)(colon - spec), spec);
         return false;
     }
     const char *body = colon + 1;
@@ -198,9 +212,9 @@ bool vkg_perf_shape_parse(const char *spec, struct vkg_perf_shape *s, char *err,
         return false;
     }
     if (s->op == VKG_PERF_SCAN_BACK && strstr(body, "d_inner=")) {
-        keys = keys_scan1;
         s->mamba1 = true;
         s->head_dim = s->n_group = 1;
+        keys = shape_keys(s);
     }
     bool seen[8] = {false};
     const char *p = body;
@@ -214,7 +228,8 @@ bool vkg_perf_shape_parse(const char *spec, struct vkg_perf_shape *s, char *err,
         }
         int k = -1;
         for (int i = 0; keys[i].name; i++)
-            if (strlen(keys[i].name) == (size_t)(eq - p) && !strncmp(p, keys[i].name, (size_t)(eq - p)))
+            if (strlen(keys[i].name) == (size_t)(eq - p) &&
+                !strncmp(p, keys[i].name, (size_t)(eq - p)))
                 k = i;
         if (k < 0) {
             snprintf(err, n, "'%.*s': not a key of %.*s here (keys:", (int)(eq - p), p,
@@ -245,11 +260,7 @@ bool vkg_perf_shape_parse(const char *spec, struct vkg_perf_shape *s, char *err,
                      eq + 1, INT32_MAX);
             return false;
         }
-        /* Mamba-1's d_inner lives in n_head. */
-        size_t field = s->mamba1 && !strcmp(keys[k].name, "d_inner")
-                           ? offsetof(struct vkg_perf_shape, n_head)
-                           : keys[k].field;
-        *(int64_t *)((char *)s + field) = v;
+        *shape_field(s, &keys[k]) = v;
         p = *end ? end + 1 : end;
     }
     for (int i = 0; keys[i].name; i++) {
@@ -258,7 +269,7 @@ bool vkg_perf_shape_parse(const char *spec, struct vkg_perf_shape *s, char *err,
             snprintf(err, n, "%.*s needs %s", (int)(colon - spec), spec, keys[i].name);
             return false;
         }
-        *(int64_t *)((char *)s + keys[i].field) = 1;
+        *shape_field(s, &keys[i]) = 1;
     }
     if (s->op == VKG_PERF_SCAN_BACK && !s->mamba1 && s->n_head % s->n_group) {
         snprintf(err, n, "n_head=%lld is not a multiple of n_group=%lld", (long long)s->n_head,
