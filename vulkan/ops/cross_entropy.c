@@ -156,6 +156,7 @@ enum {
 
 struct xent_rows_plan {
     uint32_t wg, cache, vec4, lb, tail, tb;
+    bool whole; /* vec4 form, every row of whole 16-byte groups (ALIGNED) */
 };
 
 /* The 16-byte form cuts every row at the buffers' own 16-byte boundaries:
@@ -214,7 +215,8 @@ static bool xent_rows_plan(const struct vkg_vk_device *dev, bool vec4_ok,
     pl->lb = vec4_ok ? XENT_ROWS_LB_VEC4 : XENT_ROWS_LB_SCALAR;
     pl->tail = 0;
     pl->tb = XENT_ROWS_TB;
-    /* Longer rows (vec4 form): the first XENT_ROWS_TAIL_CACHE vec4s per
+    pl->whole = vec4_ok && nc % 4 == 0 && p->off_d % 4 == 0;
+    /* Longer rows (vec4 form): the first XENT_ROWS_TAIL_CACHE_* vec4s per
      * invocation in registers, the rest streamed twice. Knob
      * VKG_TUNE_CE_TAIL: 0 sends them to the streaming kernel; WG:CACHE:TB
      * takes this form with those sizes for every vec4 row (a row shorter
@@ -223,10 +225,9 @@ static bool xent_rows_plan(const struct vkg_vk_device *dev, bool vec4_ok,
     const bool tail_forced = vec4_ok && tk && *tk && strcmp(tk, "0");
     if (vec4_ok && ((uint64_t)pl->cache * unit > XENT_ROWS_MAX_PER_INV || tail_forced)) {
         if (tk && !strcmp(tk, "0")) return false;
-        const bool whole = nc % 4 == 0 && p->off_d % 4 == 0;
-        uint32_t twg = whole ? XENT_ROWS_TAIL_WG_A : XENT_ROWS_TAIL_WG_C;
-        uint32_t tc = whole ? XENT_ROWS_TAIL_CACHE_A : XENT_ROWS_TAIL_CACHE_C;
-        uint32_t tb = whole ? XENT_ROWS_TB_A : XENT_ROWS_TB_C;
+        uint32_t twg = pl->whole ? XENT_ROWS_TAIL_WG_A : XENT_ROWS_TAIL_WG_C;
+        uint32_t tc = pl->whole ? XENT_ROWS_TAIL_CACHE_A : XENT_ROWS_TAIL_CACHE_C;
+        uint32_t tb = pl->whole ? XENT_ROWS_TB_A : XENT_ROWS_TB_C;
         if (tk && *tk) {
             unsigned a = 0, b = 0, c = 0;
             int n = sscanf(tk, "%u:%u:%u", &a, &b, &c);
@@ -266,9 +267,8 @@ static enum vkg_status xent_encode(struct vkg_vk_encoder *enc, const struct vkg_
             /* Whole 16-byte groups in every row: the plain build's vec4 form,
              * unless the row streams a tail; else the cut build (see the
              * shader's header for why two builds). */
-            const uint32_t aligned = pl.vec4 && p.nc % 4 == 0 && p.off_d % 4 == 0;
-            if (pl.vec4 && (pl.tail || !aligned)) {
-                const uint32_t cspec[7] = {pl.wg, pl.cache, 1, pl.lb, pl.tail, pl.tb, aligned};
+            if (pl.vec4 && (pl.tail || !pl.whole)) {
+                const uint32_t cspec[7] = {pl.wg, pl.cache, 1, pl.lb, pl.tail, pl.tb, pl.whole};
                 return vkg_vk_dispatch(enc, &k_back_cut, cspec, 7, t, 4, &p, gx, gy, 1);
             }
             const uint32_t rspec[4] = {pl.wg, pl.cache, pl.vec4, pl.lb};
