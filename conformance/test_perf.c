@@ -201,8 +201,8 @@ static void shape_parse__round_trips_and_refuses(void **state) {
          vkg_perf_out_prod(4096, 512, 4096, true)},
         {"cross_entropy_loss_back:n_class=32000.n_rows=4096", "n_class=32000.n_rows=4096",
          vkg_perf_ce(32000, 4096)},
-        {"ssm_conv_back:d_conv=4.d_inner=4352.n_tok=1024", "d_conv=4.d_inner=4352.n_tok=1024.n_seqs=1",
-         vkg_perf_conv(4, 4352, 1024, 1)},
+        {"ssm_conv_back:d_conv=4.d_inner=4352.n_tok=1024",
+         "d_conv=4.d_inner=4352.n_tok=1024.n_seqs=1", vkg_perf_conv(4, 4352, 1024, 1)},
         {"ssm_scan_back:d_state=128.head_dim=64.n_head=64.n_tok=1024.n_seqs=4",
          "d_state=128.head_dim=64.n_head=64.n_group=1.n_tok=1024.n_seqs=4",
          vkg_perf_scan2(128, 64, 64, 1, 1024, 4)},
@@ -217,10 +217,12 @@ static void shape_parse__round_trips_and_refuses(void **state) {
         const struct vkg_perf_shape *w = &ok[i].want;
         assert_int_equal(s.op, w->op);
         assert_int_equal(s.mamba1, w->mamba1);
-        const int64_t got[] = {s.m, s.n, s.k, s.n_class, s.n_rows, s.d_conv, s.d_inner,
-                               s.n_tok, s.n_seqs, s.d_state, s.head_dim, s.n_head, s.n_group};
-        const int64_t want[] = {w->m, w->n, w->k, w->n_class, w->n_rows, w->d_conv, w->d_inner,
-                                w->n_tok, w->n_seqs, w->d_state, w->head_dim, w->n_head, w->n_group};
+        const int64_t got[] = {s.m,        s.n,       s.k,      s.n_class, s.n_rows,
+                               s.d_conv,   s.d_inner, s.n_tok,  s.n_seqs,  s.d_state,
+                               s.head_dim, s.n_head,  s.n_group};
+        const int64_t want[] = {w->m,        w->n,       w->k,      w->n_class, w->n_rows,
+                                w->d_conv,   w->d_inner, w->n_tok,  w->n_seqs,  w->d_state,
+                                w->head_dim, w->n_head,  w->n_group};
         for (size_t j = 0; j < sizeof got / sizeof got[0]; j++)
             if (got[j] != want[j])
                 fail_msg("%s: field %zu is %lld, the constructor's %lld", ok[i].spec, j,

@@ -120,8 +120,8 @@ struct perf_opts {
     const char *shape;          /* substring of the shape string, or NULL for every shape */
     const char *at_arg[MAX_AT]; /* --at as given */
     struct vkg_perf_shape at[MAX_AT];
-    int n_at; /* > 0: these shapes instead of the sweep */
-    const char *ops_arg;        /* --ops as given, or NULL */
+    int n_at;            /* > 0: these shapes instead of the sweep */
+    const char *ops_arg; /* --ops as given, or NULL */
     bool ops[VKG_PERF_N_OPS];
     enum vkg_compile_pass_mode compile_pass;
     bool child; /* --compile-pass-child: the pass itself (compile_pass.h) */

@@ -177,17 +177,17 @@ static const struct vkg_vk_kernel k_reduce =
     VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_chan_reduce, 11, struct chan_push);
 
 enum {
-    CHAN_DSL_MAX = 16,   /* states per lane (registers) */
-    CHAN_CT = 32,        /* tokens per chunk (at most; see chan_plan_make) */
-    CHAN_CT_MAX = 128,   /* ... with SCK, on grids big enough */
-    CHAN_GRID_MIN = 512, /* CHAN_BACK workgroups a longer chunk must leave */
-    CHAN_KS = 8,         /* tokens per replayed sub-chunk */
-    CHAN_MIN_WORK = 280000, /* GPUs: smaller nodes (channels x tokens x sequences) of */
-    CHAN_MIN_TOK = 1024,    /* ... shorter sequences take the chunked path */
-    CHAN_WG = 128,       /* invocations per workgroup of CHAN_SUM / CHAN_BACK */
-    CHAN_RWG = 256,      /* of CHAN_CARRY / CHAN_REDUCE */
-    CHAN_CG_MAX = 32,    /* chunk runs per element in CHAN_CARRY, at most */
-    CHAN_CARRY_RUN = 8,  /* chunks per run (CB of the shader) */
+    CHAN_DSL_MAX = 16,      /* states per lane (registers) */
+    CHAN_CT = 32,           /* tokens per chunk (at most; see chan_plan_make) */
+    CHAN_CT_MAX = 128,      /* ... with SCK, on grids big enough */
+    CHAN_GRID_MIN = 512,    /* CHAN_BACK workgroups a longer chunk must leave */
+    CHAN_KS = 8,            /* tokens per replayed sub-chunk */
+    CHAN_MIN_TOK = 1024,    /* GPUs: sequences this long take this path, */
+    CHAN_MIN_WORK = 280000, /* ... and so do nodes of this many channel-tokens */
+    CHAN_WG = 128,          /* invocations per workgroup of CHAN_SUM / CHAN_BACK */
+    CHAN_RWG = 256,         /* of CHAN_CARRY / CHAN_REDUCE */
+    CHAN_CG_MAX = 32,       /* chunk runs per element in CHAN_CARRY, at most */
+    CHAN_CARRY_RUN = 8,     /* chunks per run (CB of the shader) */
     /* llvmpipe ends every loop of a shader past 65535 iterations in total;
      * half of it leaves room for the compiler's restructuring. */
     CHAN_LOOP_BUDGET = 32768,
