@@ -130,7 +130,9 @@ static const struct sweep_row rows[] = {
           "d_conv=3.d_inner=33.n_t=17.n_s=2"),
      0},
     {"ssm_conv_back", "contig",
-     SETS("d_conv=4.d_inner=1024.n_t=64.n_s=1", "d_conv=4.d_inner=96.n_t=300.n_s=2"), 0},
+     SETS("d_conv=4.d_inner=1024.n_t=64.n_s=1", "d_conv=4.d_inner=96.n_t=300.n_s=2",
+          "d_conv=4.d_inner=96.n_t=256.n_s=3", "d_conv=2.d_inner=40.n_t=128.n_s=2"),
+     0},
     /* scan, both forms; n_group; several sequences over more slots */
     {"ssm_scan", "mamba2",
      SETS("d_state=1.head_dim=1.n_head=1.n_group=1.n_tok=1.n_seqs=1.n_slots=0",
