@@ -118,8 +118,8 @@ static const struct sweep_row rows[] = {
     {"cross_entropy_loss_back", "contig", SETS("nc=32000.rows=64.onehot=1"), 1},
     /* vocabularies past what a row in registers holds: GPT-2's 50257 (rows
      * at every residue mod 4) and an aligned one; the rest streamed twice */
-    {"cross_entropy_loss_back", "contig", SETS("nc=50257.rows=6.onehot=0", "nc=40000.rows=3.onehot=1"),
-     0},
+    {"cross_entropy_loss_back", "contig",
+     SETS("nc=50257.rows=6.onehot=0", "nc=40000.rows=3.onehot=1"), 0},
     /* conv */
     {"ssm_conv", NULL,
      SETS("d_conv=1.d_inner=1.n_t=1.n_s=1", "d_conv=4.d_inner=8.n_t=5.n_s=1",

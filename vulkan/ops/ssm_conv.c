@@ -485,8 +485,9 @@ static enum vkg_status conv_encode(struct vkg_vk_encoder *enc, const struct vkg_
          * before. The default takes it where that shortens the longest
          * range (never at 4352 x 4096 on 264 workgroups: 17 steps either
          * way); forced, wherever n_t allows, else v32p. */
-        const struct conv_vec *vt =
-            pl.v->tail ? pl.v : pl.tail_auto ? vec_named(VEC_TAIL_PERSIST) : NULL;
+        const struct conv_vec *vt = pl.v->tail     ? pl.v
+                                    : pl.tail_auto ? vec_named(VEC_TAIL_PERSIST)
+                                                   : NULL;
         if (pl.v->tail) pl.v = vec_named(VEC_DEFAULT_PERSIST);
         if (vt && p.nt % tt == 0 && vt->gpl == pl.v->gpl && vt->cb == pl.v->cb &&
             vec_fits(vt, dev, &p)) {
