@@ -100,7 +100,19 @@
  *   whole rows per workgroup, so d_c needs no partials and no second
  *   dispatch (one 1024-invocation workgroup per multiprocessor owning 33
  *   channels, 124-position steps, loads one or two steps ahead; 56 / 64
- *   registers): 0.0861 / 0.0837 ms. Not kept. Measured there and
+ *   registers): 0.0861 / 0.0837 ms. Not kept. Round 12: where n_t is a
+ *   multiple of 128, a row block's last step holds at most 7 positions;
+ *   v32p with them taken by lanes 0 and 1 of the step before (sx read
+ *   there, g from its staging; 64 registers still), so a row block walks
+ *   one step fewer and ranges shorten by up to a third (4352 x 256 x 16:
+ *   25 steps to 17): 4352 x 256 x 16 0.096 ms against 0.105, 1536 x 256 x
+ *   16 0.045 / 0.049, 8192 x 512 x 4 0.080 / 0.082, 1536 x 512 x 16 0.067 /
+ *   0.068, but 4352 x 1024 x 4 0.080 / 0.079, 1536 x 1024 x 8 0.062 /
+ *   0.060, 1536 x 2048 x 4 0.060 / 0.058, 4352 x 4096 equal (three
+ *   alternating runs each). The nearly empty step costs far less than a
+ *   full one, the reads done in the step before cost about what it saves,
+ *   and where it gains the walk is faster still (0.083, 0.039, 0.082,
+ *   0.066). Not kept. Measured there and
  *   slower, round 4: persistent
  *   32 x 256 (0.089-0.091), 32 x 128 with 256 invocations (0.084-0.087),
  *   8 x 256 with 256 invocations (0.078 / 0.106 at 528 / 792 workgroups),
@@ -161,7 +173,6 @@
 #include "vkg_vk_spv_ssm_conv_vec_16w.spv.h"
 #include "vkg_vk_spv_ssm_conv_vec_16x2.spv.h"
 #include "vkg_vk_spv_ssm_conv_vec_32p.spv.h"
-#include "vkg_vk_spv_ssm_conv_vec_32pt.spv.h"
 #include "vkg_vk_spv_ssm_conv_walk_16x128u.spv.h"
 #include "vkg_vk_spv_ssm_conv_walk_16x64d.spv.h"
 
@@ -206,12 +217,12 @@ static const struct conv_walk walks[] = {
 /* The 16-byte kernels (shaders/ssm_conv_vec.comp): channels per
  * workgroup, invocations, shared-memory buffers (2: one barrier per step),
  * vec4 groups per lane and row in a step (GPL: 128*gpl positions),
- * persistent grid (PERSIST), a row's tail taken by its last step (TAIL). */
+ * persistent grid (PERSIST). */
 struct conv_vec {
     const char *name;
     const struct vkg_vk_kernel *k;
     uint32_t cb, wg, db, gpl;
-    bool persist, tail;
+    bool persist;
 };
 #define VEC_K(name)                                                                                \
     static const struct vkg_vk_kernel k_vec_##name =                                               \
@@ -219,17 +230,14 @@ struct conv_vec {
 VEC_K(16w);
 VEC_K(16x2);
 VEC_K(32p);
-VEC_K(32pt);
 #undef VEC_K
 static const struct conv_vec vecs[] = {
-    {"v16w", &k_vec_16w, 16, 256, 1, 1, false, false},   /* VEC_SMALL */
-    {"v16x2", &k_vec_16x2, 16, 512, 1, 2, false, false}, /* VEC_DEFAULT */
-    {"v32p", &k_vec_32p, 32, 512, 1, 1, true, false},    /* VEC_DEFAULT_PERSIST */
-    {"v32pt", &k_vec_32pt, 32, 512, 1, 1, true, true},   /* VEC_TAIL_PERSIST */
+    {"v16w", &k_vec_16w, 16, 256, 1, 1, false},   /* VEC_SMALL */
+    {"v16x2", &k_vec_16x2, 16, 512, 1, 2, false}, /* VEC_DEFAULT */
+    {"v32p", &k_vec_32p, 32, 512, 1, 1, true},    /* VEC_DEFAULT_PERSIST */
 };
 #define VEC_DEFAULT         "v16x2" /* from VEC_MIN_ELEMS positions x channels up */
 #define VEC_DEFAULT_PERSIST "v32p"  /* the same where the multiprocessor count is known */
-#define VEC_TAIL_PERSIST    "v32pt" /* v32p where n_t is a multiple of its step, see conv_encode */
 #define VEC_SMALL           "v16w"  /* fits 16 KiB of shared memory */
 enum {
     VEC_DC_MAX = 4,          /* DCV of ssm_conv_vec.comp */
@@ -256,8 +264,7 @@ struct conv_plan {
     const struct conv_vec *v;
     const struct conv_walk *w;
     uint32_t chunk, order, steps;
-    uint32_t wgs;   /* persistent grid: workgroups (0: default) */
-    bool tail_auto; /* the default's persistent kernel: its TAIL build where shorter */
+    uint32_t wgs; /* persistent grid: workgroups (0: default) */
 };
 
 /* Streaming multiprocessors of the device (VK_NV_shader_sm_builtins), 0
@@ -356,14 +363,13 @@ static bool vec_fits(const struct conv_vec *v, const struct vkg_vk_device *dev,
 static struct conv_plan conv_plan_of(const struct vkg_vulkan_device_info *info, uint32_t wg_size_x,
                                      int64_t dc, uint64_t elems, uint32_t nt, uint32_t sms) {
     struct conv_plan pl = {
-        NULL, walk_named(dc == 4 ? WALK_DEFAULT_DC4 : WALK_DEFAULT), WALK_CHUNK, 0, 0, 0, true};
+        NULL, walk_named(dc == 4 ? WALK_DEFAULT_DC4 : WALK_DEFAULT), WALK_CHUNK, 0, 0, 0};
     if (elems >= VEC_MIN_ELEMS && nt >= VEC_MIN_TOK)
         pl.v = vec_named(sms ? VEC_DEFAULT_PERSIST : VEC_DEFAULT);
     const char *env = getenv("VKG_TUNE_CONV");
     if (env && *env) {
-        if (!strcmp(env, "old")) return (struct conv_plan){NULL, NULL, WALK_CHUNK, 0, 0, 0, false};
+        if (!strcmp(env, "old")) return (struct conv_plan){NULL, NULL, WALK_CHUNK, 0, 0, 0};
         pl.v = vec_named(env);
-        pl.tail_auto = false;
         if (pl.v) {
             const char *c1 = strchr(env, ':');
             long v = c1 ? strtol(c1 + 1, NULL, 10) : 0;
@@ -476,30 +482,11 @@ static enum vkg_status conv_encode(struct vkg_vk_encoder *enc, const struct vkg_
          * ranges, hence the slots of d_c partials. G: about the workgroups
          * the device holds at once (VEC_PERSIST_PER_SM per multiprocessor). */
         const uint32_t tt = VEC_TT * pl.v->gpl;
-        uint64_t n_steps = (L + 4 + tt - 1) / tt;
+        const uint64_t n_steps = (L + 4 + tt - 1) / tt;
         p.n_cb = (p.di + pl.v->cb - 1) / pl.v->cb;
+        const uint64_t units = n_steps * p.n_cb * p.ns;
         uint64_t G = pl.wgs ? pl.wgs : (uint64_t)sms * VEC_PERSIST_PER_SM;
         if (!G) G = VEC_WGS;
-        /* Where n_t is a multiple of a step, a row block's last step holds
-         * at most 7 positions; the TAIL build folds them into the step
-         * before. The default takes it where that shortens the longest
-         * range (never at 4352 x 4096 on 264 workgroups: 17 steps either
-         * way); forced, wherever n_t allows, else v32p. */
-        const struct conv_vec *vt = pl.v->tail     ? pl.v
-                                    : pl.tail_auto ? vec_named(VEC_TAIL_PERSIST)
-                                                   : NULL;
-        if (pl.v->tail) pl.v = vec_named(VEC_DEFAULT_PERSIST);
-        if (vt && p.nt % tt == 0 && vt->gpl == pl.v->gpl && vt->cb == pl.v->cb &&
-            vec_fits(vt, dev, &p)) {
-            const uint64_t nst = p.nt / tt, uf = n_steps * p.n_cb * p.ns, ut = nst * p.n_cb * p.ns;
-            const uint64_t gf = G < uf ? G : uf, gt = G < ut ? G : ut;
-            if (!pl.tail_auto || (ut + gt - 1) / gt < (uf + gf - 1) / gf) {
-                pl.v = vt;
-                n_steps = nst;
-                p.clen = (uint32_t)nst;
-            }
-        }
-        const uint64_t units = n_steps * p.n_cb * p.ns;
         if (G > units) G = units;
         const uint64_t q = units / G, slots = (n_steps + q - 1) / q + 1;
         p.n_wg = (uint32_t)G;

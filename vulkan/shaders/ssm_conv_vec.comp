@@ -29,8 +29,7 @@
 // its 32 lanes in a fixed order: one value per (chunk, sequence, channel,
 // k), written into d_c when it is the only one, else as partials that
 // ssm_conv_back.comp's CONV_REDUCE pass adds in a fixed order. No atomics.
-// Spec constant DC = d_conv (1..4). CB, WG, DB, GPL, PERSIST, TAIL: meson
-// defines.
+// Spec constant DC = d_conv (1..4). CB, WG, DB, GPL, PERSIST: meson defines.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : enable
 #include "common/ops_ssm_conv.glsl"
@@ -49,9 +48,6 @@
 #endif
 #ifndef GPL
 #define GPL 1               // vec4 groups per lane per row and step
-#endif
-#ifndef TAIL
-#define TAIL 0              // PERSIST: a row's last two groups taken by its last step
 #endif
 #define TT (128 * GPL)      // positions per step: 32 lanes x 4 x GPL
 #define NW (WG / 32)        // warps (groups of 32 invocations)
@@ -260,15 +256,6 @@ void main() {
 // (sequence, channel), and the row block's last workgroup zeroes the slots
 // no workgroup used, so CONV_REDUCE adds all slots in a fixed order. Loads
 // of the next unit run ahead across row-block boundaries as within one.
-//
-// TAIL (the host sets it only where n_t is a multiple of TT): a row of
-// n_t + DC - 1 positions then spans n_t / TT steps and at most 7 positions,
-// the groups 32*GPL and 32*GPL + 1 of a step one past the last. Without
-// TAIL they are a step of their own, nearly empty, in every row block; with
-// it lanes 0 and 1 of the last step take them after its other groups (their
-// sx read there and then, g from the step's staging: the times past n_t
-// that the staging does not hold are zeros), so a row block is one step
-// shorter and so are the workgroups' ranges. Steps per row block: p.clen.
 
 // First workgroup of unit un when G workgroups take q or q+1 units each
 // (the first rm take q+1).
@@ -283,11 +270,7 @@ void main() {
     if (wgi >= G)
         return;
     const uint L = p.nt + DC - 1;
-#if TAIL
-    const uint S = p.clen; // steps per row block: n_t / TT
-#else
     const uint S = (L + 4 + TT - 1) / TT; // steps per row block
-#endif
     const uint U = p.n_cb * p.ns * S;     // the host keeps G <= U
     const uint qw = U / G, rm = U % G;
     const uint u0 = wgi * qw + min(wgi, rm), u1 = u0 + qw + (wgi < rm ? 1u : 0u);
@@ -415,52 +398,6 @@ void main() {
                 }
             }
         }
-#if TAIL
-        if (tau == S - 1 && lane < 2) {
-            // The row's tail: group 32*GPL + lane, as the groups above.
-            const uint gi = 32 * GPL + lane;
-            [[unroll]] for (uint ii = 0; ii < RPW; ii++) {
-                const uint c = w + NW * ii, ch = ch0 + c;
-                if (ch >= p.di)
-                    continue;
-                const int q0 = int(tau * TT + sh[ii] + 4 * gi) - 4;
-                vec4 x = vec4(0.0);
-                if (q0 >= 0 && uint(q0) + 3 < L) {
-                    x = sx4[(xstart[ii] + uint(q0)) / 4];
-                } else {
-                    [[unroll]] for (uint e = 0; e < 4; e++) {
-                        const int u = q0 + int(e);
-                        if (u >= 0 && uint(u) < L)
-                            x[e] = sx_data[xstart[ii] + uint(u)];
-                    }
-                }
-                const uint a = row_base(c) + 4 * gi + 4;
-                const vec4 ga = gs4[a / 4], gb = gs4[a / 4 + 1];
-                float gw[8] = float[8](ga.x, ga.y, ga.z, ga.w, gb.x, gb.y, gb.z, gb.w);
-                // Staged: row offsets below GROWS + 4 - sh (times below n_t).
-                [[unroll]] for (uint m = 0; m < 8; m++)
-                    if (4 * gi + 4 + m >= GROWS + 4 - sh[ii])
-                        gw[m] = 0.0;
-                vec4 o = vec4(0.0);
-                [[unroll]] for (uint k = 0; k < DCV; k++) {
-                    if (k < DC) {
-                        const vec4 gk = vec4(gw[4 - k], gw[5 - k], gw[6 - k], gw[7 - k]);
-                        o = fma(gk, vec4(cv[ii][k]), o);
-                        dcacc[ii][k] += dot(x, gk);
-                    }
-                }
-                if (q0 >= 0 && uint(q0) + 3 < L) {
-                    d4[(dstart[ii] + uint(q0)) / 4] = o;
-                } else {
-                    [[unroll]] for (uint e = 0; e < 4; e++) {
-                        const int u = q0 + int(e);
-                        if (u >= 0 && uint(u) < L)
-                            d_data[dstart[ii] + uint(u)] = o[e];
-                    }
-                }
-            }
-        }
-#endif
         if (!more || newrb) {
             // Flush d_c of this row block: lanes summed in a fixed order
             // (pitch 33 vec4s), one partial per (slot, sequence, channel, k).
