@@ -531,6 +531,94 @@ static void descriptors__pool_fallback_computes(void **state) {
     vkg_backend_free(be);
 }
 
+/* Fresh seeded values for every input root of node (the node's own root
+ * keeps its NaN fill), uploaded. */
+static void refill_inputs(struct run *run, uint32_t seed) {
+    for (int k = 0; k < run->n_roots; k++) {
+        struct vkg_tensor *root = run->roots[k];
+        if (root->op != VKG_OP_NONE) continue;
+        size_t n = (size_t)vkg_nelements(root);
+        uint32_t st = seed * 2654435761u + 29u + (uint32_t)k;
+        for (size_t i = 0; i < n; i++)
+            run->host[k][i] = (float)(rng_next(&st) >> 8) / 8388608.0f - 1.0f;
+        assert_int_equal(vkg_backend_tensor_set(root, run->host[k], 0, n * 4), VKG_STATUS_OK);
+    }
+}
+
+/* node (an SSM_CONV_BACK) against the reference, d_sx and d_c each with
+ * its own bound. */
+static bool conv_back_matches(struct run *run, const struct vkg_tensor *node, const char *name) {
+    struct vkgref_array sx = ref_of(run, node->src[0]), c = ref_of(run, node->src[1]),
+                        g = ref_of(run, node->src[2]);
+    const int64_t n = vkg_nelements(node), n_sx = vkg_nelements(node->src[0]);
+    double *ref = malloc((size_t)n * sizeof *ref), *mag = malloc((size_t)n * sizeof *mag);
+    double *tol = malloc((size_t)n * sizeof *tol);
+    float *got = malloc((size_t)n * sizeof *got);
+    assert_true(ref && mag && tol && got);
+    struct vkgref_bound bounds[2];
+    vkgref_ssm_conv_back(&sx, &c, &g, ref, mag, bounds);
+    vkgref_tolerance(bounds[0], mag, n_sx, tol);
+    vkgref_tolerance(bounds[1], mag + n_sx, n - n_sx, tol + n_sx);
+    assert_int_equal(vkg_backend_tensor_get(node, got, 0, (size_t)n * 4), VKG_STATUS_OK);
+    struct vkgref_metrics m;
+    vkgref_metrics_compute(got, ref, tol, n, &m);
+    bool pass = vkgref_metrics_pass(&m);
+    if (!pass)
+        print_error("%s: index %lld (d_c from %lld) got %.9g expected %.9g bound %.3g\n", name,
+                    (long long)m.worst_index, (long long)n_sx, m.worst_got, m.worst_ref,
+                    m.worst_tol);
+    free(ref);
+    free(mag);
+    free(tol);
+    free(got);
+    return pass;
+}
+
+/* The fused persistent conv kernel (v32f) finds each channel block's last
+ * workgroup with counters that must read zero at every dispatch
+ * (vkg_vk_counters): computes with new inputs each (a counter left non-zero
+ * would leave d_c stale: the previous compute's values, which a rerun of
+ * the same inputs would not notice), two nodes one after the other (the
+ * same counters) and, unprofiled, alongside (disjoint counters), one
+ * sequence (v32f; the second node, two sequences, takes v32p and its
+ * CONV_REDUCE dispatch), and a grid of 5 workgroups so that row blocks are
+ * split over several. */
+static void counters__fused_conv_reduce_fresh_every_compute(void **state) {
+    (void)state;
+    setenv("VKG_TUNE_CONV", "v32f:5", 1);
+    struct vkg_backend *be = vkg_backend_vulkan_init(0);
+    assert_non_null(be);
+    struct vkg_context *ctx = vkg_init(1u << 20);
+    vkg_set_no_alloc(ctx, true);
+    struct vkg_tensor *nodes[2];
+    for (int i = 0; i < 2; i++) {
+        const int64_t di = 64 + 32 * i, nt = 300 - 50 * i;
+        struct vkg_tensor *sx = vkg_new_tensor_3d(ctx, VKG_TYPE_F32, nt + 3, di, 1 + i);
+        struct vkg_tensor *c = vkg_new_tensor_2d(ctx, VKG_TYPE_F32, 4, di);
+        struct vkg_tensor *g = vkg_new_tensor_3d(ctx, VKG_TYPE_F32, di, nt, 1 + i);
+        nodes[i] = vkg_ssm_conv_back(ctx, sx, c, g);
+        assert_non_null(nodes[i]);
+    }
+    struct run run = {.be = be, .ctx = ctx};
+    for (int i = 0; i < 2; i++)
+        place_node(&run, nodes[i], SEED + 10u * (uint32_t)i);
+    for (uint32_t rep = 0; rep < 4; rep++) {
+        /* Unprofiled from the third compute: the two nodes may overlap. */
+        be->iface->set_profiling(be, rep < 2);
+        refill_inputs(&run, SEED + 100u * rep);
+        assert_int_equal(be->iface->graph_compute(be, nodes, 2), VKG_STATUS_OK);
+        for (int i = 0; i < 2; i++) {
+            char name[64];
+            snprintf(name, sizeof name, "conv_back node %d, compute %u", i, rep);
+            assert_true(conv_back_matches(&run, nodes[i], name));
+        }
+    }
+    unsetenv("VKG_TUNE_CONV");
+    run_free(&run);
+    vkg_free(ctx);
+    vkg_backend_free(be);
+}
+
 static void ssm_scan__bad_id_is_invalid_argument_before_dispatch(void **state) {
     (void)state;
     struct vkg_backend *be = vkg_backend_vulkan_init(0);
@@ -654,6 +742,7 @@ int main(void) {
         cmocka_unit_test(descriptors__pool_fallback_computes),
         cmocka_unit_test(graph__dependent_nodes_in_one_split),
         cmocka_unit_test(ssm_scan__bad_id_is_invalid_argument_before_dispatch),
+        cmocka_unit_test(counters__fused_conv_reduce_fresh_every_compute),
     };
     int failed = cmocka_run_group_tests_name("vulkan_backend", backend_tests, NULL, NULL);
     failed += _cmocka_run_group_tests("vulkan_glue", tests, nk, NULL, NULL);

@@ -403,7 +403,7 @@ static enum vkg_status record(struct vkg_vk_backend *be, struct vkg_vk_recording
         /* A run of elementwise glue nodes is one dispatch (not while the
          * fault knob drops an op's dispatches: a fused run would hide it). */
         int len = be->drop_op < 0 ? vkg_vk_glue_chain(enc, nodes + i, n_nodes - i) : 1;
-        size_t scratch_used = enc->scratch_used;
+        size_t scratch_used = enc->scratch_used, counters_used = enc->counters_used;
         vkg_vk_encoder_node(enc, nodes[i]);
         if (elide) {
             bool wait = false;
@@ -413,7 +413,9 @@ static enum vkg_status record(struct vkg_vk_backend *be, struct vkg_vk_recording
                 vkg_vk_barrier(enc);
                 pd = (struct pending){.n_w = 0};
             } else if (i > 0) {
-                enc->scratch_used = scratch_used; /* runs alongside: fresh scratch */
+                /* runs alongside: fresh scratch and counters */
+                enc->scratch_used = scratch_used;
+                enc->counters_used = counters_used;
             }
             for (int j = 0; j < len; j++)
                 add_pending(be, &pd, nodes[i + j]);

@@ -120,6 +120,7 @@ void vkg_vk_encoder_node(struct vkg_vk_encoder *enc, const struct vkg_tensor *no
     enc->node = node;
     enc->drop = enc->be->drop_op >= 0 && node->op == enc->be->drop_op;
     enc->scratch_used = 0;
+    enc->counters_used = 0;
     enc->n_scratch = 0;
 }
 
@@ -136,9 +137,34 @@ void vkg_vk_encoder_destroy(struct vkg_vk_backend *be) {
     be->cap_retired = 0;
     vkg_vk_buffer_free(be->scratch);
     be->scratch = NULL;
+    vkg_vk_buffer_free(be->counters);
+    be->counters = NULL;
 }
 
-const struct vkg_tensor *vkg_vk_scratch(struct vkg_vk_encoder *enc, size_t bytes) {
+/* Keeps buf until the fence of the compute being recorded (earlier
+ * dispatches of it may use it); false (message recorded) when out of host
+ * memory. */
+static bool retire(struct vkg_vk_backend *be, struct vkg_buffer *buf) {
+    if (be->n_retired == be->cap_retired) {
+        int cap = be->cap_retired ? be->cap_retired * 2 : 4;
+        struct vkg_buffer **r = realloc(be->retired, (size_t)cap * sizeof *r);
+        if (!r) {
+            vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY, "out of host memory");
+            return false;
+        }
+        be->retired = r;
+        be->cap_retired = cap;
+    }
+    be->retired[be->n_retired++] = buf;
+    return true;
+}
+
+/* The next region of *region (a bump allocator at *used, reset per node),
+ * grown (doubled, at least 1 MiB) when it is too small; zero_new: a grown
+ * buffer is written with zeros before use. */
+static const struct vkg_tensor *region_take(struct vkg_vk_encoder *enc, struct vkg_buffer **region,
+                                            size_t *used, size_t bytes, bool zero_new,
+                                            const char *what) {
     struct vkg_vk_backend *be = enc->be;
     size_t align = (size_t)align_of(be);
     if (align < 256) align = 256;
@@ -150,33 +176,32 @@ const struct vkg_tensor *vkg_vk_scratch(struct vkg_vk_encoder *enc, size_t bytes
         return NULL;
     }
     if (need > be->dev.props.limits.maxStorageBufferRange) {
-        vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY,
-                  "%s: scratch of %zu bytes > maxStorageBufferRange %u", be->name, bytes,
-                  be->dev.props.limits.maxStorageBufferRange);
+        vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY, "%s: %s of %zu bytes > maxStorageBufferRange %u",
+                  be->name, what, bytes, be->dev.props.limits.maxStorageBufferRange);
         return NULL;
     }
-    if (!be->scratch || enc->scratch_used + need > be->scratch->size) {
-        size_t size = be->scratch ? be->scratch->size * 2 : (size_t)1 << 20;
+    if (!*region || *used + need > (*region)->size) {
+        size_t size = *region ? (*region)->size * 2 : (size_t)1 << 20;
         if (size < need) size = need;
         struct vkg_buffer *nb = vkg_vk_buffer_alloc_device(be->base, size);
         if (!nb) return NULL;
-        if (be->scratch) {
-            /* Earlier dispatches of this compute may use it: free after the fence. */
-            if (be->n_retired == be->cap_retired) {
-                int cap = be->cap_retired ? be->cap_retired * 2 : 4;
-                struct vkg_buffer **r = realloc(be->retired, (size_t)cap * sizeof *r);
-                if (!r) {
-                    vkg_vk_buffer_free(nb);
-                    vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY, "out of host memory");
-                    return NULL;
-                }
-                be->retired = r;
-                be->cap_retired = cap;
+        if (zero_new) {
+            void *zeros = calloc(1, size);
+            enum vkg_status st =
+                zeros ? vkg_vk_buffer_set(nb, 0, zeros, size)
+                      : vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY, "out of host memory");
+            free(zeros);
+            if (st != VKG_STATUS_OK) {
+                vkg_vk_buffer_free(nb);
+                return NULL;
             }
-            be->retired[be->n_retired++] = be->scratch;
         }
-        be->scratch = nb;
-        enc->scratch_used = 0;
+        if (*region && !retire(be, *region)) {
+            vkg_vk_buffer_free(nb);
+            return NULL;
+        }
+        *region = nb;
+        *used = 0;
     }
     struct vkg_tensor *t = &enc->scratch_t[enc->n_scratch++];
     memset(t, 0, sizeof *t);
@@ -185,11 +210,20 @@ const struct vkg_tensor *vkg_vk_scratch(struct vkg_vk_encoder *enc, size_t bytes
     t->ne[1] = t->ne[2] = t->ne[3] = 1;
     t->nb[0] = 4;
     t->nb[1] = t->nb[2] = t->nb[3] = need;
-    t->buffer = be->scratch;
-    t->offset = enc->scratch_used;
-    strcpy(t->name, "scratch");
-    enc->scratch_used += need;
+    t->buffer = *region;
+    t->offset = *used;
+    strcpy(t->name, what);
+    *used += need;
     return t;
+}
+
+const struct vkg_tensor *vkg_vk_scratch(struct vkg_vk_encoder *enc, size_t bytes) {
+    return region_take(enc, &enc->be->scratch, &enc->scratch_used, bytes, false, "scratch");
+}
+
+const struct vkg_tensor *vkg_vk_counters(struct vkg_vk_encoder *enc, uint32_t n) {
+    return region_take(enc, &enc->be->counters, &enc->counters_used, (size_t)n * sizeof(uint32_t),
+                       true, "counters");
 }
 
 static enum vkg_status alloc_set(struct vkg_vk_backend *be, struct vkg_vk_desc_pools *d,

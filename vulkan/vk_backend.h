@@ -81,8 +81,10 @@ struct vkg_vk_encoder {
     int node_i, node_dispatches;     /* node index in the recording, its dispatches so far */
     bool drop;                       /* VKG_FAULT_DROP_DISPATCH matches node */
     VkPipeline bound;                /* last bound pipeline, to skip rebinds */
-    /* Scratch: a bump allocator over be->scratch, reset per node. */
+    /* Scratch: a bump allocator over be->scratch, reset per node; the same
+     * over be->counters. */
     size_t scratch_used;
+    size_t counters_used;
     int n_scratch;
     struct vkg_tensor scratch_t[VKG_VK_MAX_SCRATCH];
 };
@@ -136,6 +138,9 @@ struct vkg_vk_backend {
     /* Scratch (vkg_vk_scratch); outgrown buffers are retired and freed after
      * the fence of the compute that may still use them. */
     struct vkg_buffer *scratch;
+    /* Counters (vkg_vk_counters): zeroed once when allocated; every dispatch
+     * that uses a region leaves it zero. */
+    struct vkg_buffer *counters;
     struct vkg_buffer **retired;
     int n_retired, cap_retired;
 

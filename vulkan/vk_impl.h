@@ -248,6 +248,15 @@ void vkg_vk_barrier(struct vkg_vk_encoder *enc);
  * region. Returned as a contiguous 1-D F32 tensor usable in vkg_vk_dispatch.
  * NULL (message recorded) on out of memory. */
 const struct vkg_tensor *vkg_vk_scratch(struct vkg_vk_encoder *enc, size_t bytes);
+/* A device-local region of n 32-bit counters that read zero when the node's
+ * first dispatch starts, for a kernel that finds its last workgroup by
+ * counting (so that it, not a second dispatch, finishes a reduction). The
+ * contract: every dispatch that uses the region leaves each counter zero
+ * when it ends (the last workgroup resets what it counted). Regions of
+ * nodes that may run at the same time are disjoint, as scratch is. Counts
+ * against the node's scratch regions; NULL (message recorded) on out of
+ * memory. */
+const struct vkg_tensor *vkg_vk_counters(struct vkg_vk_encoder *enc, uint32_t n);
 const struct vkg_vulkan_device_info *vkg_vk_encoder_info(const struct vkg_vk_encoder *enc);
 const struct vkg_vk_device *vkg_vk_encoder_device(const struct vkg_vk_encoder *enc);
 /* Fold a 1-D count of workgroups into (gx, gy) within the device's

@@ -1,7 +1,9 @@
 /* ops/ssm_conv.c — SSM_CONV and SSM_CONV_BACK (SPEC §3).
  *
  * Forward: one invocation per output element (shaders/ssm_conv.comp).
- * Backward, three kernels, each deterministic (fixed-order sums, no atomics):
+ * Backward, three kernels, each deterministic (fixed-order sums; the only
+ * atomics are v32f's counts, which pick the workgroup that sums, never the
+ * order of a sum):
  * - shaders/ssm_conv_vec.comp, d_conv <= 4 where the layout allows 16-byte
  *   accesses (g channel-fast with rows on 16-byte boundaries, sx time-fast
  *   with each row at the same residue mod 4 as its d_sx row; vec_fits) and
@@ -15,17 +17,33 @@
  *   adds the d_c partials in a fixed order (none when one workgroup covers a
  *   whole sequence of its channels).
  *   Default where the device tells its multiprocessor count
- *   (VK_NV_shader_sm_builtins): v32p, a persistent grid of
- *   VEC_PERSIST_PER_SM workgroups per multiprocessor, 32 channels (g read
- *   in whole 128-byte lines) x 128-position steps, 512 invocations; the
- *   (row block, step) units split evenly over the grid in a fixed order, so
- *   no ragged last wave; loads run one step ahead across row blocks.
- *   Elsewhere v16x2: 16 channels x chunks of 256-position steps, chunks
- *   sized for about VEC_WGS workgroups.
+ *   (VK_NV_shader_sm_builtins): a persistent grid of VEC_PERSIST_PER_SM
+ *   workgroups per multiprocessor, 32 channels (g read in whole 128-byte
+ *   lines) x 128-position steps, 512 invocations; the (row block, step)
+ *   units split evenly over the grid in a fixed order, so no ragged last
+ *   wave; loads run one step ahead across row blocks. For one sequence
+ *   v32f: d_c summed in the same dispatch, each row block's slots added by
+ *   the workgroup whose count (vkg_vk_counters, one per row block) comes
+ *   last, in slot order; for batches v32p, the same walk with the
+ *   CONV_REDUCE dispatch. Elsewhere v16x2: 16 channels x chunks of
+ *   256-position steps, chunks sized for about VEC_WGS workgroups.
  *   H200, 4352 channels x 4096 tokens (copy speed for its 214 MB: 0.051 ms;
  *   three contiguous streams of the same bytes, a timing probe: 0.054):
- *   v32p 0.0741-0.0750 ms (69% of copy), v16x2 0.0774-0.0775 (of which the
- *   CONV_REDUCE dispatch 0.0037). Round 5: v32p's partials added in the
+ *   v32f 0.0728-0.0732 ms against v32p's 0.0742-0.0749 (five alternating
+ *   runs; 70% of a 4184 GB/s copy is 0.0731), v16x2 0.0774-0.0775 (of which
+ *   the CONV_REDUCE dispatch 0.0037). Round 12, how v32f got there (same
+ *   alternating runs against v32p, one sequence): counted at every flush
+ *   or once per range by one invocation, one row block after another
+ *   (round 5/6 designs): equal to v32p at 4352 x 4096, 4-11% slower on
+ *   batches (hence v32p for them); the counts issued together by one
+ *   invocation per row block: 0.0726-0.0739; then the fence only in the
+ *   warp that wrote the partials (the other warps' d_sx stores need no
+ *   order) and only the slots in use summed: 0.0728-0.0732, 8192 x 2048
+ *   0.0685-0.0692 against 0.0709-0.0716, 4352 x 2048 0.0437-0.0447 against
+ *   0.0444-0.0453. A timing-only build with no d_c sum at all:
+ *   0.0704-0.0709, so the end chain (fence, count, the last workgroup's
+ *   loads and stores) now costs about 2 us where the second dispatch cost
+ *   4. Round 5: v32p's partials added in the
  *   same dispatch by each channel block's last workgroup (found with
  *   counters left zero for the next dispatch), no CONV_REDUCE: 0.0747 ms
  *   against 0.0747 (six alternating runs each), wall time equal, so not
@@ -172,6 +190,7 @@
 #include "vkg_vk_spv_ssm_conv_back_reduce.spv.h"
 #include "vkg_vk_spv_ssm_conv_vec_16w.spv.h"
 #include "vkg_vk_spv_ssm_conv_vec_16x2.spv.h"
+#include "vkg_vk_spv_ssm_conv_vec_32f.spv.h"
 #include "vkg_vk_spv_ssm_conv_vec_32p.spv.h"
 #include "vkg_vk_spv_ssm_conv_walk_16x128u.spv.h"
 #include "vkg_vk_spv_ssm_conv_walk_16x64d.spv.h"
@@ -217,12 +236,12 @@ static const struct conv_walk walks[] = {
 /* The 16-byte kernels (shaders/ssm_conv_vec.comp): channels per
  * workgroup, invocations, shared-memory buffers (2: one barrier per step),
  * vec4 groups per lane and row in a step (GPL: 128*gpl positions),
- * persistent grid (PERSIST). */
+ * persistent grid (PERSIST), d_c summed in the same dispatch (FUSE). */
 struct conv_vec {
     const char *name;
     const struct vkg_vk_kernel *k;
     uint32_t cb, wg, db, gpl;
-    bool persist;
+    bool persist, fuse;
 };
 #define VEC_K(name)                                                                                \
     static const struct vkg_vk_kernel k_vec_##name =                                               \
@@ -231,13 +250,18 @@ VEC_K(16w);
 VEC_K(16x2);
 VEC_K(32p);
 #undef VEC_K
+static const struct vkg_vk_kernel k_vec_32f =
+    VKG_VK_KERNEL(vkg_vk_spv_ssm_conv_vec_32f, 6, struct vkg_conv_push);
+
 static const struct conv_vec vecs[] = {
-    {"v16w", &k_vec_16w, 16, 256, 1, 1, false},   /* VEC_SMALL */
-    {"v16x2", &k_vec_16x2, 16, 512, 1, 2, false}, /* VEC_DEFAULT */
-    {"v32p", &k_vec_32p, 32, 512, 1, 1, true},    /* VEC_DEFAULT_PERSIST */
+    {"v16w", &k_vec_16w, 16, 256, 1, 1, false, false},   /* VEC_SMALL */
+    {"v16x2", &k_vec_16x2, 16, 512, 1, 2, false, false}, /* VEC_DEFAULT */
+    {"v32p", &k_vec_32p, 32, 512, 1, 1, true, false},    /* VEC_PERSIST_REDUCE */
+    {"v32f", &k_vec_32f, 32, 512, 1, 1, true, true},     /* VEC_DEFAULT_PERSIST */
 };
 #define VEC_DEFAULT         "v16x2" /* from VEC_MIN_ELEMS positions x channels up */
-#define VEC_DEFAULT_PERSIST "v32p"  /* the same where the multiprocessor count is known */
+#define VEC_DEFAULT_PERSIST "v32f"  /* the same where the multiprocessor count is known */
+#define VEC_PERSIST_REDUCE  "v32p"  /* v32f's walk with the CONV_REDUCE dispatch: batches */
 #define VEC_SMALL           "v16w"  /* fits 16 KiB of shared memory */
 enum {
     VEC_DC_MAX = 4,          /* DCV of ssm_conv_vec.comp */
@@ -489,6 +513,10 @@ static enum vkg_status conv_encode(struct vkg_vk_encoder *enc, const struct vkg_
         if (!G) G = VEC_WGS;
         if (G > units) G = units;
         const uint64_t q = units / G, slots = (n_steps + q - 1) / q + 1;
+        /* v32f takes one sequence, and ranges that meet at most 32 row
+         * blocks (its counts); else v32p, the same walk. */
+        if (pl.v->fuse && (p.ns != 1 || (q + 1) / n_steps + 2 > 32))
+            pl.v = vec_named(VEC_PERSIST_REDUCE);
         p.n_wg = (uint32_t)G;
         p.n_tiles = (uint32_t)(slots < G ? slots : G);
         /* Past 32-bit unit indices (or too many partials): the chunked one. */
@@ -537,12 +565,19 @@ static enum vkg_status conv_encode(struct vkg_vk_encoder *enc, const struct vkg_
     if (!part) return VKG_STATUS_OUT_OF_MEMORY;
     p.off_p = vkg_vk_elem_offset(enc, part);
 
-    const struct vkg_tensor *t1[5] = {sx, c, g, node, part};
+    const struct vkg_tensor *t1[6] = {sx, c, g, node, part, NULL};
+    const bool fuse = pl.v && pl.v->persist && pl.v->fuse;
+    if (fuse) {
+        /* One counter per channel block (ssm_conv_vec.comp's FUSE). */
+        t1[5] = vkg_vk_counters(enc, p.n_cb);
+        if (!t1[5]) return VKG_STATUS_OUT_OF_MEMORY;
+        p.pad1 = vkg_vk_elem_offset(enc, t1[5]);
+    }
     vkg_vk_grid(enc, pl.v && pl.v->persist ? p.n_wg : (uint64_t)p.n_cb * p.n_tiles * p.ns, &gx,
                 &gy);
     if (pl.v) {
         const uint32_t spec[1] = {p.dc};
-        st = vkg_vk_dispatch(enc, pl.v->k, spec, 1, t1, 5, &p, gx, gy, 1);
+        st = vkg_vk_dispatch(enc, pl.v->k, spec, 1, t1, fuse ? 6 : 5, &p, gx, gy, 1);
     } else if (pl.w) {
         const uint32_t spec[1] = {p.dc};
         st = vkg_vk_dispatch(enc, pl.w->k, spec, 1, t1, 5, &p, gx, gy, 1);
@@ -550,7 +585,7 @@ static enum vkg_status conv_encode(struct vkg_vk_encoder *enc, const struct vkg_
         const uint32_t spec[1] = {(uint32_t)conv_back_shared_floats(p.dc)};
         st = vkg_vk_dispatch(enc, &k_back_main, spec, 1, t1, 5, &p, gx, gy, 1);
     }
-    if (st != VKG_STATUS_OK || direct) return st;
+    if (st != VKG_STATUS_OK || direct || fuse) return st;
     vkg_vk_barrier(enc);
     const struct vkg_tensor *t2[2] = {part, node};
     vkg_vk_grid(enc, ((uint64_t)p.di * p.dc + CONV_WG - 1) / CONV_WG, &gx, &gy);

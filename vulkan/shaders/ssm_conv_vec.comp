@@ -29,7 +29,8 @@
 // its 32 lanes in a fixed order: one value per (chunk, sequence, channel,
 // k), written into d_c when it is the only one, else as partials that
 // ssm_conv_back.comp's CONV_REDUCE pass adds in a fixed order. No atomics.
-// Spec constant DC = d_conv (1..4). CB, WG, DB, GPL, PERSIST: meson defines.
+// Spec constant DC = d_conv (1..4). CB, WG, DB, GPL, PERSIST, FUSE: meson
+// defines.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : enable
 #include "common/ops_ssm_conv.glsl"
@@ -48,6 +49,9 @@
 #endif
 #ifndef GPL
 #define GPL 1               // vec4 groups per lane per row and step
+#endif
+#ifndef FUSE
+#define FUSE 0              // PERSIST, one sequence: d_c summed in the same dispatch
 #endif
 #define TT (128 * GPL)      // positions per step: 32 lanes x 4 x GPL
 #define NW (WG / 32)        // warps (groups of 32 invocations)
@@ -68,7 +72,19 @@ layout(std430, set = 0, binding = 1) readonly restrict buffer BufC { float c_dat
 layout(std430, set = 0, binding = 2) readonly restrict buffer BufG { vec4 g4[]; };
 layout(std430, set = 0, binding = 3) writeonly restrict buffer BufD { vec4 d4[]; };
 layout(std430, set = 0, binding = 3) writeonly restrict buffer BufD1 { float d_data[]; };
+#if PERSIST && FUSE
+// Read back by a channel block's last workgroup: coherent, so that what the
+// others wrote is read from the device-wide level, not a stale cache.
+layout(std430, set = 0, binding = 4) coherent restrict buffer BufP { float p_data[]; };
+layout(std430, set = 0, binding = 5) coherent restrict buffer BufN { uint n_done[]; };
+#define OFF_CNT p.pad1 // the counters' offset (ops/ssm_conv.c)
+shared uint last_r[32]; // per row block the range met: its slots if this count was last, else 0
+#if CB != 32
+#error FUSE sums a channel per lane
+#endif
+#else
 layout(std430, set = 0, binding = 4) writeonly restrict buffer BufP { float p_data[]; };
+#endif
 
 shared vec4 gs4[(1 + DB) * BUF / 4];
 
@@ -256,6 +272,20 @@ void main() {
 // (sequence, channel), and the row block's last workgroup zeroes the slots
 // no workgroup used, so CONV_REDUCE adds all slots in a fixed order. Loads
 // of the next unit run ahead across row-block boundaries as within one.
+//
+// FUSE (one sequence): no CONV_REDUCE dispatch. After its range's last
+// flush, a workgroup counts once per row block its range met, on that row
+// block's counter (binding 5; zero at the start, vkg_vk_counters); the count
+// that reaches the row block's number of workgroups, known from the split,
+// is the last, and that workgroup adds the row block's slots in slot order
+// and sets the counter back to zero. So the sum's order never depends on
+// which workgroup came last. Partials are written, made visible
+// (memoryBarrierBuffer, coherent binding) and only then counted. Counting
+// only at the end keeps fences out of the walk: a fence waits for the
+// invocation's outstanding stores (H200: a fence and count at every flush
+// cost what the second dispatch costs; one count per range, by one
+// invocation after another, gained half of it; counts issued together and
+// the fence in the warp that wrote the partials gained it all).
 
 // First workgroup of unit un when G workgroups take q or q+1 units each
 // (the first rm take q+1).
@@ -418,12 +448,54 @@ void main() {
                 [[unroll]] for (uint k = 0; k < DCV; k++)
                     if (k < DC)
                         p_data[base + (wgi - first) * stride + k] = total[k];
+#if !FUSE // (FUSE sums only the slots in use)
                 if (tau == S - 1) // the row block's last workgroup: unused slots
                     for (uint sl = wgi - first + 1; sl < p.n_tiles; sl++)
                         [[unroll]] for (uint k = 0; k < DCV; k++)
                             if (k < DC)
                                 p_data[base + sl * stride + k] = 0.0;
+#endif
             }
+#if FUSE
+            if (!more) {
+                // The range's last flush is done: count it in every row
+                // block the range met (one sequence, so row block = channel
+                // block; at most 32 of them, the host's conditions).
+                // Warp 0 wrote the partials; its fence orders them before the
+                // counts (the other warps' d_sx stores need no order).
+                if (lid < CB)
+                    memoryBarrierBuffer();
+                barrier();
+                const uint r0 = u0 / S, nr = rb - r0 + 1;
+                if (lid < nr) {
+                    const uint r = r0 + lid;
+                    const uint meets = unit_owner(r * S + S - 1, qw, rm) - unit_owner(r * S, qw, rm) + 1;
+                    last_r[lid] = atomicAdd(n_done[OFF_CNT + r], 1u) + 1 == meets ? meets : 0u;
+                }
+                barrier();
+                // Warp j sums row block r0 + j if this range's count was its
+                // last: slots 0 .. meets-1 in order, a channel per lane.
+                const uint stride = p.di * DC, n_dsx = L * p.di;
+                for (uint j = w; j < nr; j += NW) {
+                    const uint r = r0 + j, ch = r * CB + lane, nsl = last_r[j];
+                    if (nsl == 0)
+                        continue;
+                    memoryBarrierBuffer();
+                    if (ch < p.di) {
+                        vec4 acc = vec4(0.0);
+                        for (uint sl = 0; sl < nsl; sl++)
+                            [[unroll]] for (uint k = 0; k < DCV; k++)
+                                if (k < DC)
+                                    acc[k] += p_data[p.off_p + sl * stride + ch * DC + k];
+                        [[unroll]] for (uint k = 0; k < DCV; k++)
+                            if (k < DC)
+                                d_data[p.off_d + n_dsx + ch * DC + k] = acc[k];
+                    }
+                    if (lane == 0)
+                        n_done[OFF_CNT + r] = 0;
+                }
+            }
+#endif
             [[unroll]] for (uint i = 0; i < RPW; i++)
                 dcacc[i] = vec4(0.0);
         }
