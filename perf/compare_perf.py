@@ -66,7 +66,7 @@ def main(argv):
         pt = PYTORCH_MS.get((op, shape))
         vs = f"{ta / pt:.2f}× PyTorch's time ({pt:.3f} ms)" if pt else PYTORCH_NOTE.get((op, shape), "")
         print(f"| {op} | {variant} | {shape} | {f'{tb:.4g}' if tb else '–'} | {ta:.4g} | {sp} | "
-              f"{frac:.0%} | {vs} |" if frac is not None else
+              f"{frac:.1%} | {vs} |" if frac is not None else
               f"| {op} | {variant} | {shape} | {f'{tb:.4g}' if tb else '–'} | {ta:.4g} | {sp} | – | {vs} |")
     return 0
 

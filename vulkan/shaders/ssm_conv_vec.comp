@@ -28,7 +28,9 @@
 // d_c stays in registers for the whole chunk, then each (channel, k) sums
 // its 32 lanes in a fixed order: one value per (chunk, sequence, channel,
 // k), written into d_c when it is the only one, else as partials that
-// ssm_conv_back.comp's CONV_REDUCE pass adds in a fixed order. No atomics.
+// ssm_conv_back.comp's CONV_REDUCE pass adds in a fixed order (with FUSE,
+// the workgroup found last by an atomic count adds them, in the same fixed
+// order whichever it is; no value is ever added atomically).
 // Spec constant DC = d_conv (1..4). CB, WG, DB, GPL, PERSIST, FUSE: meson
 // defines.
 #extension GL_GOOGLE_include_directive : require
