@@ -571,7 +571,7 @@ static enum vkg_status conv_encode(struct vkg_vk_encoder *enc, const struct vkg_
         /* One counter per channel block (ssm_conv_vec.comp's FUSE). */
         t1[5] = vkg_vk_counters(enc, p.n_cb);
         if (!t1[5]) return VKG_STATUS_OUT_OF_MEMORY;
-        p.pad1 = vkg_vk_elem_offset(enc, t1[5]);
+        p.pad1 = vkg_vk_elem_offset(enc, t1[5]); /* OFF_CNT */
     }
     vkg_vk_grid(enc, pl.v && pl.v->persist ? p.n_wg : (uint64_t)p.n_cb * p.n_tiles * p.ns, &gx,
                 &gy);

@@ -75,7 +75,7 @@ layout(std430, set = 0, binding = 2) readonly restrict buffer BufG { vec4 g4[]; 
 layout(std430, set = 0, binding = 3) writeonly restrict buffer BufD { vec4 d4[]; };
 layout(std430, set = 0, binding = 3) writeonly restrict buffer BufD1 { float d_data[]; };
 #if PERSIST && FUSE
-// Read back by a channel block's last workgroup: coherent, so that what the
+// Read back by a row block's last workgroup: coherent, so that what the
 // others wrote is read from the device-wide level, not a stale cache.
 layout(std430, set = 0, binding = 4) coherent restrict buffer BufP { float p_data[]; };
 layout(std430, set = 0, binding = 5) coherent restrict buffer BufN { uint n_done[]; };
@@ -284,10 +284,11 @@ void main() {
 // which workgroup came last. Partials are written, made visible
 // (memoryBarrierBuffer, coherent binding) and only then counted. Counting
 // only at the end keeps fences out of the walk: a fence waits for the
-// invocation's outstanding stores (H200: a fence and count at every flush
-// cost what the second dispatch costs; one count per range, by one
-// invocation after another, gained half of it; counts issued together and
-// the fence in the warp that wrote the partials gained it all).
+// invocation's outstanding stores. H200, 4352 x 4096, against v32p and its
+// CONV_REDUCE dispatch (0.0744 ms): a fence and count at every flush, or
+// once per range one row block after another, as slow; the counts issued
+// together, the fence only in the warp that wrote the partials: 0.0729;
+// no d_c sum at all (timing only): 0.0706.
 
 // First workgroup of unit un when G workgroups take q or q+1 units each
 // (the first rm take q+1).
