@@ -37,7 +37,7 @@ run "cross entropy: rows past registers streamed (tiny sizes)" 'cross_entropy_lo
   VKG_TUNE_CE_TAIL=32:2:3
 run "conv: persistent 16-byte kernel v32p" 'ssm_conv*' VKG_TUNE_CONV=v32p
 run "conv: v32p, 3 workgroups (row blocks split over several)" 'ssm_conv*' VKG_TUNE_CONV=v32p:3
-run "conv: v32f (d_c summed by each channel block's last workgroup)" 'ssm_conv*' VKG_TUNE_CONV=v32f
+run "conv: v32f (one sequence: d_c summed in the same dispatch)" 'ssm_conv*' VKG_TUNE_CONV=v32f
 run "conv: v32f, 3 workgroups" 'ssm_conv*' VKG_TUNE_CONV=v32f:3
 run "conv: 16-byte kernel v16x2" 'ssm_conv*' VKG_TUNE_CONV=v16x2
 run "conv: 16-byte kernel v16w" 'ssm_conv*' VKG_TUNE_CONV=v16w

@@ -566,7 +566,7 @@ static enum vkg_status conv_encode(struct vkg_vk_encoder *enc, const struct vkg_
     p.off_p = vkg_vk_elem_offset(enc, part);
 
     const struct vkg_tensor *t1[6] = {sx, c, g, node, part, NULL};
-    const bool fuse = pl.v && pl.v->persist && pl.v->fuse;
+    const bool fuse = pl.v && pl.v->fuse; /* fuse implies persist */
     if (fuse) {
         /* One counter per channel block (ssm_conv_vec.comp's FUSE). */
         t1[5] = vkg_vk_counters(enc, p.n_cb);
