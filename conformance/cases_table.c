@@ -131,7 +131,10 @@ static const struct sweep_row rows[] = {
      0},
     {"ssm_conv_back", "contig",
      SETS("d_conv=4.d_inner=1024.n_t=64.n_s=1", "d_conv=4.d_inner=96.n_t=300.n_s=2",
-          "d_conv=4.d_inner=96.n_t=256.n_s=3", "d_conv=2.d_inner=40.n_t=128.n_s=2"),
+          "d_conv=4.d_inner=96.n_t=256.n_s=3", "d_conv=2.d_inner=40.n_t=128.n_s=2",
+          /* one sequence of 8 steps a row block: with a workgroup per unit
+           * (forced paths) each row block's d_c sums 8 slots */
+          "d_conv=4.d_inner=40.n_t=1000.n_s=1"),
      0},
     /* scan, both forms; n_group; several sequences over more slots */
     {"ssm_scan", "mamba2",

@@ -39,6 +39,8 @@ run "conv: persistent 16-byte kernel v32p" 'ssm_conv*' VKG_TUNE_CONV=v32p
 run "conv: v32p, 3 workgroups (row blocks split over several)" 'ssm_conv*' VKG_TUNE_CONV=v32p:3
 run "conv: v32f (one sequence: d_c summed in the same dispatch)" 'ssm_conv*' VKG_TUNE_CONV=v32f
 run "conv: v32f, 3 workgroups" 'ssm_conv*' VKG_TUNE_CONV=v32f:3
+run "conv: v32f, a workgroup per unit (more slots than loaded together)" 'ssm_conv*' \
+  VKG_TUNE_CONV=v32f:64
 run "conv: 16-byte kernel v16x2" 'ssm_conv*' VKG_TUNE_CONV=v16x2
 run "conv: 16-byte kernel v16w" 'ssm_conv*' VKG_TUNE_CONV=v16w
 run "conv: walk 16x128u" 'ssm_conv*' VKG_TUNE_CONV=16x128u

@@ -80,7 +80,19 @@ layout(std430, set = 0, binding = 3) writeonly restrict buffer BufD1 { float d_d
 layout(std430, set = 0, binding = 4) coherent restrict buffer BufP { float p_data[]; };
 layout(std430, set = 0, binding = 5) coherent restrict buffer BufN { uint n_done[]; };
 #define OFF_CNT p.pad1 // the counters' offset (ops/ssm_conv.c)
+layout(std430, set = 0, binding = 4) coherent restrict buffer BufP4 { vec4 p4[]; };
 shared uint last_r[32]; // per row block the range met: its slots if this count was last, else 0
+#define FSL 4u // slots whose loads the last workgroup issues together
+// A channel's partial in one slot (its DC values; one vec4 where aligned).
+vec4 ld_part(uint o) {
+    if (DC == 4u && ((p.off_p + o) & 3u) == 0u)
+        return p4[(p.off_p + o) / 4u];
+    vec4 v = vec4(0.0);
+    [[unroll]] for (uint k = 0; k < DCV; k++)
+        if (k < DC)
+            v[k] = p_data[p.off_p + o + k];
+    return v;
+}
 #if CB != 32
 #error FUSE sums a channel per lane
 #endif
@@ -485,11 +497,18 @@ void main() {
                         continue;
                     memoryBarrierBuffer();
                     if (ch < p.di) {
+                        // The first FSL slots' loads issued together, then
+                        // added in slot order (a load waited for in each
+                        // iteration cost a round trip per slot).
+                        vec4 pv[FSL];
+                        [[unroll]] for (uint sl = 0; sl < FSL; sl++)
+                            pv[sl] = sl < nsl ? ld_part(sl * stride + ch * DC) : vec4(0.0);
                         vec4 acc = vec4(0.0);
-                        for (uint sl = 0; sl < nsl; sl++)
-                            [[unroll]] for (uint k = 0; k < DCV; k++)
-                                if (k < DC)
-                                    acc[k] += p_data[p.off_p + sl * stride + ch * DC + k];
+                        [[unroll]] for (uint sl = 0; sl < FSL; sl++)
+                            if (sl < nsl)
+                                acc += pv[sl];
+                        for (uint sl = FSL; sl < nsl; sl++)
+                            acc += ld_part(sl * stride + ch * DC);
                         [[unroll]] for (uint k = 0; k < DCV; k++)
                             if (k < DC)
                                 d_data[p.off_d + n_dsx + ch * DC + k] = acc[k];
