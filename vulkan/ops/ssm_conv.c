@@ -29,9 +29,14 @@
  *   256-position steps, chunks sized for about VEC_WGS workgroups.
  *   H200, 4352 channels x 4096 tokens (copy speed for its 214 MB: 0.051 ms;
  *   three contiguous streams of the same bytes, a timing probe: 0.054):
- *   v32f 0.0728-0.0732 ms against v32p's 0.0742-0.0749 (five alternating
- *   runs; 70% of a 4184 GB/s copy is 0.0731), v16x2 0.0774-0.0775 (of which
- *   the CONV_REDUCE dispatch 0.0037). Round 12, how v32f got there (same
+ *   v32f 0.0722-0.0736 ms, median 0.0726 (round 13, nine runs alternating
+ *   with round 12's v32f: 0.0727-0.0733, median 0.0731; 70% of a 4185 GB/s
+ *   copy is 0.0731), v32p 0.0742-0.0749, v16x2 0.0774-0.0775 (of which
+ *   the CONV_REDUCE dispatch 0.0037). Round 13: the last workgroup's
+ *   slot loads were issued one slot per loop iteration, each waited for
+ *   before the next; issued together (FSL of ssm_conv_vec.comp) they cost
+ *   one round trip: the 0.5 us above, 8192 x 2048 0.0685-0.0692 against
+ *   0.0687-0.0699. Round 12, how v32f got there (same
  *   alternating runs against v32p, one sequence): counted at every flush
  *   or once per range by one invocation, one row block after another
  *   (round 5/6 designs): equal to v32p at 4352 x 4096, 3-10% slower on

@@ -300,7 +300,8 @@ void main() {
 // CONV_REDUCE dispatch (0.0744 ms): a fence and count at every flush, or
 // once per range one row block after another, as slow; the counts issued
 // together, the fence only in the warp that wrote the partials: 0.0729;
-// no d_c sum at all (timing only): 0.0706.
+// the last workgroup's slot loads issued together (FSL), not one slot per
+// iteration: 0.0726 (round 13); no d_c sum at all (timing only): 0.0706.
 
 // First workgroup of unit un when G workgroups take q or q+1 units each
 // (the first rm take q+1).
