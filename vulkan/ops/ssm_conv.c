@@ -36,8 +36,19 @@
  *   slot loads were issued one slot per loop iteration, each waited for
  *   before the next; issued together (FSL of ssm_conv_vec.comp) they cost
  *   one round trip: the 0.5 us above, 8192 x 2048 0.0685-0.0692 against
- *   0.0687-0.0699. Round 12, how v32f got there (same
- *   alternating runs against v32p, one sequence): counted at every flush
+ *   0.0687-0.0699. Also round 13, measured and not kept: v32f for batches
+ *   (counts per channel block over the sequences, in units walked; the
+ *   last workgroup adds the channel block's n_s x slots partials in
+ *   CONV_REDUCE's order, so bitwise v32p's d_c). The whole workgroup
+ *   loading, each warp fencing first (64 registers): slower than v32p and
+ *   its dispatch on every batch of 768 tokens and more (4352 x 1024 x 4
+ *   0.081 / 0.079 ms, 5120 x 2048 x 2 0.088 / 0.086, 1536 x 1024 x 8
+ *   0.064 / 0.061) and equal to it on one sequence (0.0745-0.0750
+ *   against 0.0737-0.0752; v32f 0.0721-0.0728); a warp per row block with
+ *   8 slots' loads in flight: 118 registers, so one workgroup per
+ *   multiprocessor, 0.107 ms at 4352 x 1024 x 4. Round 12, how v32f got
+ *   there (same alternating runs against v32p, one sequence): counted at
+ *   every flush
  *   or once per range by one invocation, one row block after another
  *   (round 5/6 designs): equal to v32p at 4352 x 4096, 3-10% slower on
  *   batches (hence v32p for them); the counts issued together by one
