@@ -46,7 +46,12 @@
  *   0.064 / 0.061) and equal to it on one sequence (0.0745-0.0750
  *   against 0.0737-0.0752; v32f 0.0721-0.0728); a warp per row block with
  *   8 slots' loads in flight: 118 registers, so one workgroup per
- *   multiprocessor, 0.107 ms at 4352 x 1024 x 4. Round 12, how v32f got
+ *   multiprocessor, 0.107 ms at 4352 x 1024 x 4. And the walk, four
+ *   alternating runs against the shipped build: the next unit's g fetched
+ *   between the staging stores and the barrier instead of after it, equal
+ *   (4352 x 4096 0.0724-0.0732 against 0.0721-0.0728; batches equal); two
+ *   staging buffers and one barrier per unit (loads still one unit ahead):
+ *   the driver gives it 126 registers, 0.0863-0.0869. Round 12, how v32f got
  *   there (same alternating runs against v32p, one sequence): counted at
  *   every flush
  *   or once per range by one invocation, one row block after another
