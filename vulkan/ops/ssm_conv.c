@@ -53,9 +53,8 @@
  *   staging buffers and one barrier per unit (loads still one unit ahead):
  *   the driver gives it 126 registers, 0.0863-0.0869. Round 12, how v32f got
  *   there (same alternating runs against v32p, one sequence): counted at
- *   every flush
- *   or once per range by one invocation, one row block after another
- *   (round 5/6 designs): equal to v32p at 4352 x 4096, 3-10% slower on
+ *   every flush or once per range by one invocation, one row block after
+ *   another (round 5/6 designs): equal to v32p at 4352 x 4096, 3-10% slower on
  *   batches (hence v32p for them); the counts issued together by one
  *   invocation per row block: 0.0726-0.0739; then the fence only in the
  *   warp that wrote the partials (the other warps' d_sx stores need no
