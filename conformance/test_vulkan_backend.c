@@ -86,6 +86,17 @@ static int root_index(struct run *run, struct vkg_tensor *root) {
     return -1;
 }
 
+/* Root k's host copy and buffer: a leaf gets values from the generator
+ * state st, an op result NaN. */
+static void fill_root(struct run *run, int k, uint32_t st) {
+    struct vkg_tensor *root = run->roots[k];
+    size_t n = (size_t)vkg_nelements(root);
+    for (size_t i = 0; i < n; i++)
+        run->host[k][i] =
+            root->op == VKG_OP_NONE ? ((float)(rng_next(&st) >> 8) / 8388608.0f - 1.0f) : NAN;
+    assert_int_equal(vkg_backend_tensor_set(root, run->host[k], 0, n * 4), VKG_STATUS_OK);
+}
+
 /* Allocate t's root on the backend (once); leaves get seeded values, op
  * results NaN. Views get the root's buffer. */
 static void place(struct run *run, struct vkg_tensor *t, uint32_t seed) {
@@ -101,11 +112,7 @@ static void place(struct run *run, struct vkg_tensor *t, uint32_t seed) {
         run->roots[k] = root;
         run->host[k] = malloc(n * sizeof(float));
         assert_non_null(run->host[k]);
-        uint32_t st = seed * 2654435761u + 17u + (uint32_t)k;
-        for (size_t i = 0; i < n; i++)
-            run->host[k][i] =
-                root->op == VKG_OP_NONE ? ((float)(rng_next(&st) >> 8) / 8388608.0f - 1.0f) : NAN;
-        assert_int_equal(vkg_backend_tensor_set(root, run->host[k], 0, n * 4), VKG_STATUS_OK);
+        fill_root(run, k, seed * 2654435761u + 17u + (uint32_t)k);
     }
     if (t != root) {
         t->buffer = root->buffer;
@@ -534,15 +541,9 @@ static void descriptors__pool_fallback_computes(void **state) {
 /* Fresh seeded values for every input root of node (the node's own root
  * keeps its NaN fill), uploaded. */
 static void refill_inputs(struct run *run, uint32_t seed) {
-    for (int k = 0; k < run->n_roots; k++) {
-        struct vkg_tensor *root = run->roots[k];
-        if (root->op != VKG_OP_NONE) continue;
-        size_t n = (size_t)vkg_nelements(root);
-        uint32_t st = seed * 2654435761u + 29u + (uint32_t)k;
-        for (size_t i = 0; i < n; i++)
-            run->host[k][i] = (float)(rng_next(&st) >> 8) / 8388608.0f - 1.0f;
-        assert_int_equal(vkg_backend_tensor_set(root, run->host[k], 0, n * 4), VKG_STATUS_OK);
-    }
+    for (int k = 0; k < run->n_roots; k++)
+        if (run->roots[k]->op == VKG_OP_NONE)
+            fill_root(run, k, seed * 2654435761u + 29u + (uint32_t)k);
 }
 
 /* node (an SSM_CONV_BACK) against the reference, d_sx and d_c each with

@@ -127,9 +127,6 @@ struct perf_opts {
     bool child; /* --compile-pass-child: the pass itself (compile_pass.h) */
 };
 
-static const char *const op_keys[VKG_PERF_N_OPS] = {
-    "out_prod", "out_prod_t", "cross_entropy_loss_back", "ssm_conv_back", "ssm_scan_back"};
-
 static void usage(FILE *f) {
     fprintf(
         f,
@@ -202,8 +199,9 @@ static bool parse_ops(const char *list, bool *ops) {
         bool any = false;
         for (int i = 0; i < VKG_PERF_N_OPS; i++) {
             /* out_prod names only dW: out_prod_t must be asked for. */
-            bool match = !strcmp(tok, op_keys[i]) ||
-                         (strncmp(tok, op_keys[i], strlen(tok)) == 0 && strcmp(tok, "out_prod"));
+            const char *key = vkg_perf_op_key((enum vkg_perf_op)i);
+            bool match = !strcmp(tok, key) ||
+                         (strncmp(tok, key, strlen(tok)) == 0 && strcmp(tok, "out_prod"));
             if (match) ops[i] = any = true;
         }
         if (!any) {

@@ -90,6 +90,12 @@ const char *vkg_perf_op_name(enum vkg_perf_op op) {
     }
 }
 
+const char *vkg_perf_op_key(enum vkg_perf_op op) {
+    static const char *const keys[VKG_PERF_N_OPS] = {
+        "out_prod", "out_prod_t", "cross_entropy_loss_back", "ssm_conv_back", "ssm_scan_back"};
+    return (unsigned)op < VKG_PERF_N_OPS ? keys[op] : "?";
+}
+
 const char *vkg_perf_shape_variant(const struct vkg_perf_shape *s) {
     switch (s->op) {
     case VKG_PERF_OUT_PROD:
@@ -175,14 +181,6 @@ char *vkg_perf_shape_str(const struct vkg_perf_shape *s, char *buf, size_t size)
 /* ---- --at: a shape from its name ---------------------------------------------- */
 
 bool vkg_perf_shape_parse(const char *spec, struct vkg_perf_shape *s, char *err, size_t n) {
-    static const struct {
-        const char *name;
-        enum vkg_perf_op op;
-    } ops[] = {{"out_prod", VKG_PERF_OUT_PROD},
-               {"out_prod_t", VKG_PERF_OUT_PROD_T},
-               {"cross_entropy_loss_back", VKG_PERF_CE_BACK},
-               {"ssm_conv_back", VKG_PERF_CONV_BACK},
-               {"ssm_scan_back", VKG_PERF_SCAN_BACK}};
     *s = (struct vkg_perf_shape){0};
     const char *colon = strchr(spec, ':');
     if (!colon) {
@@ -193,17 +191,19 @@ bool vkg_perf_shape_parse(const char *spec, struct vkg_perf_shape *s, char *err,
         return false;
     }
     const struct shape_key *keys = NULL;
-    for (size_t i = 0; i < sizeof ops / sizeof ops[0] && !keys; i++)
-        if (strlen(ops[i].name) == (size_t)(colon - spec) &&
-            !strncmp(spec, ops[i].name, (size_t)(colon - spec))) {
-            s->op = ops[i].op;
+    for (int i = 0; i < VKG_PERF_N_OPS && !keys; i++) {
+        const char *key = vkg_perf_op_key((enum vkg_perf_op)i);
+        if (strlen(key) == (size_t)(colon - spec) && !strncmp(spec, key, (size_t)(colon - spec))) {
+            s->op = (enum vkg_perf_op)i;
             keys = shape_keys(s);
         }
+    }
     if (!keys) {
-        snprintf(err, n,
-                 "'%.*s': unknown op (out_prod, out_prod_t, cross_entropy_loss_back, "
-                 "ssm_conv_back, ssm_scan_back)",
-                 (int)(colon - spec), spec);
+        snprintf(err, n, "'%.*s': unknown op (", (int)(colon - spec), spec);
+        for (int i = 0; i < VKG_PERF_N_OPS; i++)
+            snprintf(err + strlen(err), n - strlen(err), "%s%s", i ? ", " : "",
+                     vkg_perf_op_key((enum vkg_perf_op)i));
+        snprintf(err + strlen(err), n - strlen(err), ")");
         return false;
     }
     const char *body = colon + 1;

@@ -66,6 +66,9 @@ bool vkg_perf_shape_parse(const char *spec, struct vkg_perf_shape *s, char *err,
 int vkg_perf_shape_vkg_op(const struct vkg_perf_shape *s);
 /* "OUT_PROD", "CROSS_ENTROPY_LOSS_BACK", ... */
 const char *vkg_perf_op_name(enum vkg_perf_op op);
+/* The op's key as --ops and --at take it: "out_prod", "out_prod_t",
+ * "cross_entropy_loss_back", "ssm_conv_back", "ssm_scan_back". */
+const char *vkg_perf_op_key(enum vkg_perf_op op);
 /* Variant: "dW", "dX_transposed_src1", "one_hot", "", "mamba2", "mamba1". */
 const char *vkg_perf_shape_variant(const struct vkg_perf_shape *s);
 /* Parameters as "m=512.n=256.k=64" (the conformance case-name style). */
