@@ -182,6 +182,7 @@
 #include "vkg_vk_spv_ssm_scan_back_ssd_reduce.spv.h"
 #include "vkg_vk_spv_ssm_scan_back_ssd_sum.spv.h"
 #include "vkg_vk_spv_ssm_scan_back_ssd_wsum.spv.h"
+#include "vkg_vk_spv_ssm_scan_back_ssd_xc.spv.h"
 #include "vkg_vk_spv_ssm_scan_back_ssd_xsum.spv.h"
 
 /* Mirrors the push block of shaders/common/ops_ssm_scan_ssd.glsl. */
@@ -212,6 +213,8 @@ static const struct vkg_vk_kernel k_ssd_wsum =
     VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_wsum, 11, struct ssd_push);
 static const struct vkg_vk_kernel k_ssd_xsum =
     VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_xsum, 11, struct ssd_push);
+static const struct vkg_vk_kernel k_ssd_xc =
+    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_xc, 11, struct ssd_push);
 static const struct vkg_vk_kernel k_ssd_reduce =
     VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_reduce, 11, struct ssd_push);
 
@@ -223,6 +226,9 @@ enum {
     SSD_P2W_N = 128,  /* mirrors MNW: the wide phase 2's n per tile */
     SSD_XSUM_NT = 32, /* mirrors XNT: SSD_XSUM's columns per workgroup */
     SSD_NDOT = 16,    /* mirrors NDOT: SSD_MAIN's two-level sums */
+    SSD_XC_KT = 16,   /* SSD_XC's k-step (XKT), 8 or 16 */
+    SSD_XC_N = 128,   /* mirrors XNW: SSD_XC's columns of n per workgroup */
+    SSD_XC_WGS = 256, /* SSD_XC's workgroups wanted (head splits) */
     SSD_Q_MAX = 64,
     SSD_SMALL_C64 = 32, /* see the defaults in vkg_vk_scan_back_ssd */
     SSD_MID_C64 = 256,
@@ -313,6 +319,9 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
     const uint64_t nh = (uint64_t)d->n_head, nt = (uint64_t)d->n_tok, nq = (uint64_t)d->n_seqs;
     const uint64_t ng = (uint64_t)d->n_group;
     const uint64_t nc = (nt + q - 1) / q;
+    const struct vkg_tensor *s = node->src[0], *x = node->src[1], *dt = node->src[2],
+                            *A = node->src[3], *B = node->src[4], *C = node->src[5],
+                            *ids = node->src[6], *g = node->src[7];
     /* Split SSD_MAIN: a workgroup per n tile of phase 2 and per p tile of
      * phase 3 of each chunk (roles), for grids too small to fill the GPU. */
     const uint64_t mnt = 4 * (uint64_t)gr.tcw;
@@ -325,9 +334,32 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
      * first (SSD_XSUM), M o Sg per chunk and head and their terms in sr. */
     const bool xh = vkg_vk_tune_int("VKG_TUNE_SSD_XH", c64 >= SSD_XH_C64) != 0 &&
                     (q * (q + 1) + q * SSD_XSUM_NT) * sizeof(float) <= info->max_shared_memory;
+    /* XS: the per-head state terms of d_C and d_B (G s_in^T, XD lam^T)
+     * summed over heads by SSD_XC (long-k products over head x p), with
+     * each head's d_l dots; SSD_MAIN leaves its phase 2 out (so with XH
+     * only: phase 2 also holds the (M o Sg) terms without it). Unsplit, n in
+     * one 128-column tile, SSD_XC's staging within shared memory. nxs
+     * workgroups split each group's heads (their partials added by
+     * SSD_REDUCE in order). */
+    const uint64_t hpg = nh / ng;
+    const int xkt_knob = vkg_vk_tune_int("VKG_TUNE_SSD_XKT", SSD_XC_KT);
+    const uint64_t xkt = xkt_knob >= 16 ? 16 : 8, xstg = xkt * (q + 4 + SSD_XC_N + 4);
+    const bool xs_al = hd % 4 == 0 && vkg_vk_elem_offset(enc, x) % 4 == 0 &&
+                       vkg_vk_elem_offset(enc, g) % 4 == 0 && vkg_vk_elem_stride(x->nb[1]) % 4 == 0 &&
+                       vkg_vk_elem_stride(x->nb[2]) % 4 == 0 && vkg_vk_elem_stride(x->nb[3]) % 4 == 0;
+    const bool xs = vkg_vk_tune_int("VKG_TUNE_SSD_XS", 0) != 0 && xh && !split && ds <= SSD_XC_N &&
+                    nc > 1 && xs_al &&
+                    ((xstg > 32 * q ? xstg : 32 * q) + 4 * 32 * (q + 1)) * sizeof(float) <=
+                        info->max_shared_memory;
+    /* Head splits: enough workgroups to fill the GPU (SSD_XC_WGS), at most
+     * one per head. */
+    const uint64_t xc_wg1 = nq * ng * 2 * nc * ((ds + SSD_XC_N - 1) / SSD_XC_N);
+    const int nxs_knob = vkg_vk_tune_int("VKG_TUNE_SSD_NXS", (int)((SSD_XC_WGS + xc_wg1 - 1) / xc_wg1));
+    const uint64_t nxs = !xs ? 0 : nxs_knob < 1 ? 1 : (uint64_t)nxs_knob > hpg ? hpg : (uint64_t)nxs_knob;
     const uint64_t sr_floats = 2 * nq * nh * nc * ds * hd + nq * nh * nc + nq * nh * ds * hd +
                                nq * nh * nc * nr1 + nq * nh * nt * nr +
-                               (xh ? nq * nh * nc * q * q + 2 * nq * ng * nt * ds : 0);
+                               (xh ? nq * nh * nc * q * q + 2 * nq * ng * nt * ds : 0) +
+                               (xs ? 5 * nq * nh * nt : 0);
     /* K = C B^T once per group (SSD_KMAT) instead of once per head. */
     const bool kpre = vkg_vk_tune_int("VKG_TUNE_SSD_KPRE", !small) != 0;
     const uint64_t bc_floats = 2 * nq * nh * nt * ds + (kpre ? nq * ng * nc * q * q : 0);
@@ -339,9 +371,6 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
                          nq > SSD_CPU_LOOP_MAX || nh > SSD_CPU_LOOP_MAX))
         return false;
 
-    const struct vkg_tensor *s = node->src[0], *x = node->src[1], *dt = node->src[2],
-                            *A = node->src[3], *B = node->src[4], *C = node->src[5],
-                            *ids = node->src[6], *g = node->src[7];
     const struct vkg_tensor *sr = vkg_vk_scratch(enc, (size_t)sr_floats * sizeof(float));
     const struct vkg_tensor *bc =
         sr ? vkg_vk_scratch(enc, (size_t)bc_floats * sizeof(float)) : NULL;
@@ -414,9 +443,10 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
                                gr.tcw,
                                kpre ? 1u : 0u,
                                (uint32_t)nr,
-                               pf | wmap << 1 | k2 << 2 | p2s << 3 | tri << 4 | (uint32_t)xh << 5,
+                               pf | wmap << 1 | k2 << 2 | p2s << 3 | tri << 4 | (uint32_t)xh << 5 |
+                                   (uint32_t)xs << 6,
                                gr.kt};
-    const uint32_t rspec[4] = {SSD_WG, (uint32_t)q, (uint32_t)nr, xh};
+    const uint32_t rspec[5] = {SSD_WG, (uint32_t)q, (uint32_t)nr, xh, (uint32_t)nxs};
     const uint64_t ntl = (ds + SSD_NT - 1) / SSD_NT, ptl = (hd + SSD_NT - 1) / SSD_NT;
     uint32_t gx, gy;
     *st = VKG_STATUS_OK;
@@ -430,7 +460,8 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
     }
     {
         vkg_vk_grid(enc, nq * nh * nc * ntl * ptl, &gx, &gy);
-        *st = vkg_vk_dispatch(enc, &k_ssd_sum, spec, 2, t, 11, &p, gx, gy, 1);
+        const uint32_t sspec[3] = {SSD_WG, (uint32_t)q, xs};
+        *st = vkg_vk_dispatch(enc, &k_ssd_sum, sspec, 3, t, 11, &p, gx, gy, 1);
         if (*st != VKG_STATUS_OK) return true;
     }
     if (!one || kpre) vkg_vk_barrier(enc);
@@ -444,6 +475,14 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
                                    : cg >= 4 ? 4u
                                              : 1u};
         *st = vkg_vk_dispatch(enc, &k_ssd_carry, cspec, 3, t, 11, &p, gx, gy, 1);
+        if (*st != VKG_STATUS_OK) return true;
+        vkg_vk_barrier(enc);
+    }
+    if (xs) { /* after SSD_SUM and SSD_CARRY, before SSD_MAIN reads its dots */
+        if (one && !kpre) vkg_vk_barrier(enc); /* SSD_SUM's factors */
+        const uint32_t xcspec[4] = {SSD_WG, (uint32_t)q, (uint32_t)nxs, (uint32_t)xkt};
+        vkg_vk_grid(enc, nxs * xc_wg1, &gx, &gy);
+        *st = vkg_vk_dispatch(enc, &k_ssd_xc, xcspec, 4, t, 11, &p, gx, gy, 1);
         if (*st != VKG_STATUS_OK) return true;
         vkg_vk_barrier(enc);
     }
@@ -471,7 +510,7 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
         const uint64_t n_red = ds * hd * nh * (uint64_t)d->n_slots + nh + 2 * ds * ng * nt * nq +
                                (nr ? nh * nt * nq : 0);
         vkg_vk_grid(enc, (n_red + SSD_WG - 1) / SSD_WG, &gx, &gy);
-        *st = vkg_vk_dispatch(enc, &k_ssd_reduce, rspec, 4, t, 11, &p, gx, gy, 1);
+        *st = vkg_vk_dispatch(enc, &k_ssd_reduce, rspec, 5, t, 11, &p, gx, gy, 1);
     }
     return true;
 }

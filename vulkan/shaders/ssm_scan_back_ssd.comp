@@ -45,6 +45,38 @@
 #define RN 4u         // columns per invocation: tiles of 64 columns
 #define NT 64u
 
+#if defined(SSD_MAIN) || defined(SSD_XC)
+// Elements n .. n + 3 of a d_state row of the d_B / d_C partials, at bc
+// offset o (element n's): one 16-byte store when d_state is a multiple of
+// 4 (o is then too, and the 4 lie all inside the row or all past it; a
+// subgroup's scalar stores, 16 bytes apart, would each write a quarter of
+// every sector), else the ones inside the row.
+void bc_put4(uint o, uint n, vec4 v) {
+    if (p.ds % 4u == 0u) {
+        if (n < p.ds)
+            bc4[o / 4u] = v;
+        return;
+    }
+    UNROLL for (uint j = 0; j < 4u; j++)
+        if (n + j < p.ds)
+            bc[o + j] = v[j];
+}
+
+// The state entering the chunk and the adjoint leaving it, element (n, pp):
+// from SSD_CARRY, or for one-chunk sequences straight from s and g_S (then
+// SSD_MAIN does not wait for SSD_SUM / SSD_CARRY).
+float ld_sin(uint sbase, uint n, uint pp, uint h, uint slot) {
+    if (p.nc == 1u)
+        return s_data[p.off_s + n + pp * p.s_p + h * p.s_h + slot * p.s_slot];
+    return sr[sbase + n * p.hd + pp];
+}
+float ld_lam(uint sbase, uint n, uint pp, uint h, uint q) {
+    if (p.nc == 1u)
+        return ld_gS(n, pp, h, q);
+    return sr[ssd_nsr() + sbase + n * p.hd + pp];
+}
+#endif
+
 #if defined(SSD_SUM) || defined(SSD_MAIN)
 shared float sdtp[Q], sL[Q], seL[Q], seR[Q];
 
@@ -85,6 +117,10 @@ void ssd_chunk_setup(uint q, uint h, uint c) {
 #endif
 
 #if defined(SSD_SUM)
+// SFAC (XS): the workgroups of each chunk's first tile also write the
+// chunk's per-token factors for SSD_XC: FAC[0] e^L, FAC[1] e^(Le-L) dt',
+// FAC[2] dt', [q][h][t] each.
+layout(constant_id = 2) const uint SFAC = 0;
 #define SKT 8u // SSD_SUM's k-step (tokens): 16 measured slower (0.73 vs 0.57 ms; round 9: 0.413 vs 0.367, 123 registers)
 // An invocation's 4 rows (n) are consecutive and read as one vec4 (a
 // subgroup reads two of them), its 4 columns (p) as one vec4: 4 shared-memory
@@ -132,6 +168,13 @@ void main() {
     sum_fetch(q, h, g, c, nti, pti, 0u);
     ssd_chunk_setup(q, h, c);
     const uint tid = gl_LocalInvocationIndex, tr = tid / TC, tcl = tid % TC;
+    if (SFAC != 0u && nti == 0u && pti == 0u)
+        for (uint i = tid; i < Q && c * Q + i < p.nt; i += WG) {
+            const uint nyz = p.nq * p.nh * p.nt, o = ssd_fac(0u) + (q * p.nh + h) * p.nt + c * Q + i;
+            sr[o] = seL[i];
+            sr[nyz + o] = seR[i] * sdtp[i];
+            sr[2u * nyz + o] = sdtp[i];
+        }
     float aS[4][RN], aR[4][RN];
     UNROLL for (uint i = 0; i < 4u; i++)
         UNROLL for (uint j = 0; j < RN; j++)
@@ -363,6 +406,12 @@ layout(constant_id = 6) const uint SFL = 1;
 // M o Sg goes to scratch instead and SSD_XSUM adds those terms over the
 // heads of the group.
 #define XH ((SFL & 32u) != 0u)
+// Bit 6, XS (cross-head state terms; unsplit): phase 2 is left out. SSD_XC
+// has formed G s_in^T and XD lam^T summed over the group's heads, and the
+// d_l dots C.(s_in g) and B.(lam xd) of each head and token (read from
+// scratch in the epilogue); <lam, s_in> is summed in phase 3, from s_in
+// fetched beside lam.
+#define XS ((SFL & 64u) != 0u)
 #define MRM (Q / TRW)
 #define MC1 (Q / TCW)
 #define MNT (4u * TCW)
@@ -419,36 +468,6 @@ shared float sdot[NDOT];
 #define SB2(k, j) STG(2u * KT * QP + KT * SBP + (k) * SBP + (j))
 #define SB1V(k, c) stg4[(2u * KT * QP + (k) * SBP) / 4u + (c)]
 #define SB2V(k, c) stg4[(2u * KT * QP + KT * SBP + (k) * SBP) / 4u + (c)]
-
-// Elements n .. n + 3 of a d_state row of the d_B / d_C partials, at bc
-// offset o (element n's): one 16-byte store when d_state is a multiple of
-// 4 (o is then too, and the 4 lie all inside the row or all past it; a
-// subgroup's scalar stores, 16 bytes apart, would each write a quarter of
-// every sector), else the ones inside the row.
-void bc_put4(uint o, uint n, vec4 v) {
-    if (p.ds % 4u == 0u) {
-        if (n < p.ds)
-            bc4[o / 4u] = v;
-        return;
-    }
-    UNROLL for (uint j = 0; j < 4u; j++)
-        if (n + j < p.ds)
-            bc[o + j] = v[j];
-}
-
-// The state entering the chunk and the adjoint leaving it, element (n, pp):
-// from SSD_CARRY, or for one-chunk sequences straight from s and g_S (then
-// SSD_MAIN does not wait for SSD_SUM / SSD_CARRY).
-float ld_sin(uint sbase, uint n, uint pp, uint h, uint slot) {
-    if (p.nc == 1u)
-        return s_data[p.off_s + n + pp * p.s_p + h * p.s_h + slot * p.s_slot];
-    return sr[sbase + n * p.hd + pp];
-}
-float ld_lam(uint sbase, uint n, uint pp, uint h, uint q) {
-    if (p.nc == 1u)
-        return ld_gS(n, pp, h, q);
-    return sr[ssd_nsr() + sbase + n * p.hd + pp];
-}
 
 // Staging through registers: each k-step's tiles are fetched from memory
 // (fetch_*) while the previous step computes (with PF, specialization
@@ -550,7 +569,7 @@ void put_b(bool two) {
 // tile at row KS).
 #define PFAS ((2u * KT * Q + WG - 1u) / WG)
 #define PFBS ((2u * KT * MNT + WG - 1u) / WG)
-float sa0[PFAS], sa1[PFAS], sb0[PFBS];
+float sa0[PFAS], sa1[PFAS], sb0[PFBS], sb1[PFBS];
 void fetch_g_xd_s(uint q, uint h, uint t0, uint p0) {
     UNROLL for (uint k = 0; k < PFAS; k++) {
         const uint e = gl_LocalInvocationIndex + k * WG;
@@ -581,15 +600,25 @@ void put_a_s(bool two) {
         }
     }
 }
-// lam rows n0 + kk, columns p.
-void fetch_lam_cols_s(uint sbase, uint h, uint q, uint n0, uint p0) {
+// lam rows n0 + kk, columns p (XS: s_in's too, into sb1).
+void fetch_lam_cols_s(uint sbase, uint h, uint q, uint slot, uint n0, uint p0) {
     UNROLL for (uint k = 0; k < PFBS; k++) {
         const uint e = gl_LocalInvocationIndex + k * WG;
         const uint n = n0 + e / MNT, pp = p0 + e % MNT;
-        sb0[k] = 0.0;
-        if (e < KS * MNT && n < p.ds && pp < p.hd)
+        sb0[k] = sb1[k] = 0.0;
+        if (e < KS * MNT && n < p.ds && pp < p.hd) {
             sb0[k] = ld_lam(sbase, n, pp, h, q);
+            if (XS)
+                sb1[k] = ld_sin(sbase, n, pp, h, slot);
+        }
     }
+}
+// XS: the partial <lam, s_in> of the fetched elements.
+float dot_lam_sin_s() {
+    float d = 0.0;
+    UNROLL for (uint k = 0; k < PFBS; k++)
+        d = fma(sb0[k], sb1[k], d);
+    return d;
 }
 // g_y rows t0 + kk, columns p.
 void fetch_g_cols_s(uint q, uint h, uint t0, uint p0) {
@@ -735,7 +764,7 @@ void main() {
     const bool need_f = role == 0u;
     // Phase 2 n tiles [n_lo, n_hi), phase 3 p tiles [p_lo, p_hi).
     const uint n_lo = NRS == 0u ? 0u : role * MNT;
-    const uint n_hi = NRS == 0u ? p.ds : (role < ntn ? min(n_lo + MNT, p.ds) : 0u);
+    const uint n_hi = XS ? n_lo : NRS == 0u ? p.ds : (role < ntn ? min(n_lo + MNT, p.ds) : 0u);
     const uint p_lo = NRS == 0u || role < ntn ? 0u : (role - ntn) * MNT;
     const uint p_hi = NRS == 0u ? p.hd : (role < ntn ? 0u : min(p_lo + MNT, p.hd));
     const uint c = w % p.nc, qh = w / p.nc, h = qh % p.nh, q = qh / p.nh;
@@ -1227,15 +1256,17 @@ void main() {
             UNROLL for (uint j = 0; j < 4u; j++)
                 aX[i][j] = 0.0;
         fetch_b_rows_s(q, g, t0, 0u);
-        fetch_lam_cols_s(sbase, h, q, 0u, p0);
+        fetch_lam_cols_s(sbase, h, q, slot, 0u, p0);
         for (uint n0 = 0; n0 < p.ds; n0 += KS) {
             put_a_s(false);
             put_b_s();
+            if (XS)
+                dotp += dot_lam_sin_s();
             barrier();
             const bool more = n0 + KS < p.ds;
             if (PF != 0u && more) {
                 fetch_b_rows_s(q, g, t0, n0 + KS);
-                fetch_lam_cols_s(sbase, h, q, n0 + KS, p0);
+                fetch_lam_cols_s(sbase, h, q, slot, n0 + KS, p0);
             }
             UNROLL for (uint kk = 0; kk < KS; kk++) {
                 float a[MRM];
@@ -1255,7 +1286,7 @@ void main() {
             barrier();
             if (PF == 0u && more) {
                 fetch_b_rows_s(q, g, t0, n0 + KS);
-                fetch_lam_cols_s(sbase, h, q, n0 + KS, p0);
+                fetch_lam_cols_s(sbase, h, q, slot, n0 + KS, p0);
             }
         }
         UNROLL for (uint i = 0; i < MRM; i++)
@@ -1343,6 +1374,14 @@ void main() {
         }
         for (uint k = 0; k < TCW; k++)
             x += STG(k * Q + v);
+        if (XS) { // SSD_XC's dots
+            const uint yo = ssd_yz(NRS) + qh * p.nt + t0 + v, nyz = p.nq * p.nh * p.nt;
+            a = b = 0.0;
+            if (t0 + v < p.nt) {
+                a = sr[yo];
+                b = sr[nyz + yo];
+            }
+        }
         syi[v] = a;
         sz[v] = b;
         sdx[v] = x;
@@ -1399,6 +1438,183 @@ void main() {
             acc += sdot[j];
         sr[ssd_dap() + (qh * p.nc + c) * max(NRS, 1u) + role] = acc;
     }
+}
+#endif
+
+#if defined(SSD_XC)
+// Workgroup (split k, q, g, which, c, 128 columns of n): which 1 the d_C
+// rows t = sum over heads h of split k of e^L_t (G_h s_in,h^T)[t, n], which 0
+// the d_B rows u = sum of e^(Le-L_u) dt'_u (X_h lam_h^T)[u, n] (long-k
+// products, k = (h, p)); per head also the d_l dots yi[h, t] =
+// C_t.(G_h s_in,h^T)[t] and zz[h, u] = dt'_u B_u.(X_h lam_h^T)[u], summed
+// over n in a fixed order. Each head's product P_h is formed in registers,
+// dotted, then scaled into the accumulator, which lives in shared memory
+// (registers hold P_h only). The per-token factors come from SSD_SUM (FAC).
+// Tiles are loaded as 16-byte pieces along p (the host ensures head_dim and
+// the x / g_y offsets and strides are multiples of 4, and several chunks, so
+// that s_in and lam come from scratch). Invocations hold Q / 8 rows x 4
+// columns: rows ib * 32 + 4 * (lane % 8) + i, columns 4 * (4 * warp + lane
+// / 8) + j (8 x 4 blocks of invocations per 32: a row read is 8 vec4s, a
+// column read 4).
+layout(constant_id = 2) const uint NXS = 1;  // head splits of a group
+layout(constant_id = 3) const uint XKT = 16; // k-step (p): 8 or 16
+#define XNW 128u           // columns of n per workgroup (the host ensures WG == 256)
+#define XQP (Q + 4u)       // A tile pitch (tokens), B tile pitch (n)
+#define XSB (XNW + 4u)
+#define XRV (Q / 32u)      // vec4 row blocks per invocation
+#define XNR (4u * XRV)     // rows per invocation
+#define XPART (WG / Q)     // first-level parts of the dot sums
+// Staging: the A tile [XKT][XQP], the B tile [XKT][XSB]; between a head's
+// last k-step and the next head's first, the row dots of the column groups
+// [32][Q] (then the part sums) in the same place.
+#define XSTG (XKT * (XQP + XSB) > 32u * Q ? XKT * (XQP + XSB) : 32u * Q)
+shared vec4 xstg4[XSTG / 4u];
+shared vec4 xacc4[32u * (Q + 1u)]; // the accumulator, [column group][row] (padded)
+#define XST(i) xstg4[(i) >> 2][(i) & 3u]
+#define XA(k, i) XST((k) * XQP + (i))
+#define XB(k, j) XST(XKT * XQP + (k) * XSB + (j))
+#define XAV(k, r) xstg4[(k) * (XQP / 4u) + (r)]
+#define XBV(k, c) xstg4[(XKT * XQP + (k) * XSB) / 4u + (c)]
+#define xred(i) XST(i)
+#define XPA ((XKT * Q / 4u + WG - 1u) / WG)   // 16-byte pieces per invocation
+#define XPB ((XKT * XNW / 4u + WG - 1u) / WG)
+vec4 xra[XPA], xrb[XPB]; // the next k-step's tiles, fetched during this one
+layout(std430, set = 0, binding = 1) readonly buffer BufX4 { vec4 x4_data[]; };
+layout(std430, set = 0, binding = 7) readonly buffer BufG4 { vec4 g4_data[]; };
+
+// A tile: g_y (which 1) or x (which 0) rows t, k along p; B tile: s_in
+// (which 1) or lam (which 0) columns n, k along p; piece e covers k
+// 4 (e % (XKT / 4)) .. + 3 of row / column e / (XKT / 4).
+void xc_fetch(uint which, uint q, uint h, uint t0, uint sbase, uint n0, uint p0) {
+    UNROLL for (uint k = 0; k < XPA; k++) {
+        const uint e = gl_LocalInvocationIndex + k * WG;
+        const uint t = t0 + e / (XKT / 4u), pp = p0 + 4u * (e % (XKT / 4u));
+        xra[k] = vec4(0.0);
+        if (e < XKT * Q / 4u && t < p.nt && pp < p.hd)
+            xra[k] = which == 1u ? g4_data[(p.off_g + pp + p.hd * (h + p.nh * (t + p.nt * q))) / 4u]
+                                 : x4_data[(p.off_x + pp + h * p.x_h + t * p.x_t + q * p.x_q) / 4u];
+    }
+    const uint lo = which == 1u ? sbase : ssd_nsr() + sbase;
+    UNROLL for (uint k = 0; k < XPB; k++) {
+        const uint e = gl_LocalInvocationIndex + k * WG;
+        const uint n = n0 + e / (XKT / 4u), pp = p0 + 4u * (e % (XKT / 4u));
+        xrb[k] = vec4(0.0);
+        if (e < XKT * XNW / 4u && n < p.ds && pp < p.hd)
+            xrb[k] = sr4[(lo + n * p.hd + pp) / 4u];
+    }
+}
+void xc_put() {
+    UNROLL for (uint k = 0; k < XPA; k++) {
+        const uint e = gl_LocalInvocationIndex + k * WG;
+        if (e < XKT * Q / 4u)
+            UNROLL for (uint j = 0; j < 4u; j++)
+                XA(4u * (e % (XKT / 4u)) + j, e / (XKT / 4u)) = xra[k][j];
+    }
+    UNROLL for (uint k = 0; k < XPB; k++) {
+        const uint e = gl_LocalInvocationIndex + k * WG;
+        if (e < XKT * XNW / 4u)
+            UNROLL for (uint j = 0; j < 4u; j++)
+                XB(4u * (e % (XKT / 4u)) + j, e / (XKT / 4u)) = xrb[k][j];
+    }
+}
+
+void main() {
+    const uint ntn = (p.ds + XNW - 1u) / XNW, hpg = p.nh / p.ng, hps = (hpg + NXS - 1u) / NXS;
+    uint w = vkg_group_linear();
+    if (w >= NXS * p.nq * p.ng * 2u * p.nc * ntn)
+        return;
+    const uint n0 = (w % ntn) * XNW;
+    w /= ntn;
+    const uint c = w % p.nc;
+    w /= p.nc;
+    const uint which = w % 2u;
+    w /= 2u;
+    const uint g = w % p.ng;
+    w /= p.ng;
+    const uint q = w % p.nq, k = w / p.nq;
+    const uint tid = gl_LocalInvocationIndex, lane = tid % 32u, r2 = lane % 8u;
+    const uint c2 = (tid / 32u) * 4u + lane / 8u, t0 = c * Q;
+    const uint h_lo = g * hpg + min(k * hps, hpg), h_hi = g * hpg + min((k + 1u) * hps, hpg);
+    const uint nyz = p.nq * p.nh * p.nt, yo = ssd_yz(0u) + (1u - which) * nyz;
+    // FAC: e^L (d_C) or e^(Le-L) dt' (d_B) scale the rows; dt' the d_B dots.
+    const uint fo = ssd_fac(0u) + (1u - which) * nyz;
+    UNROLL for (uint r = 0; r < XNR; r++)
+        xacc4[c2 * (Q + 1u) + (r / 4u) * 32u + r2 * 4u + r % 4u] = vec4(0.0);
+    for (uint h = h_lo; h < h_hi; h++) {
+        const uint sbase = ((q * p.nh + h) * p.nc + c) * p.ds * p.hd;
+        const uint hb = (q * p.nh + h) * p.nt;
+        // This head's row factors: in flight during its k-steps.
+        float fr[XNR];
+        UNROLL for (uint ib = 0; ib < XRV; ib++)
+            UNROLL for (uint i = 0; i < 4u; i++) {
+                const uint t = t0 + ib * 32u + r2 * 4u + i;
+                fr[ib * 4u + i] = t < p.nt ? sr[fo + hb + t] : 0.0;
+            }
+        vec4 pr[XNR];
+        UNROLL for (uint r = 0; r < XNR; r++)
+            pr[r] = vec4(0.0);
+        xc_fetch(which, q, h, t0, sbase, n0, 0u);
+        for (uint p0 = 0; p0 < p.hd; p0 += XKT) {
+            xc_put();
+            barrier();
+            if (p0 + XKT < p.hd)
+                xc_fetch(which, q, h, t0, sbase, n0, p0 + XKT);
+            UNROLL for (uint kk = 0; kk < XKT; kk++) {
+                const vec4 b = XBV(kk, c2);
+                UNROLL for (uint ib = 0; ib < XRV; ib++) {
+                    const vec4 a = XAV(kk, ib * 8u + r2);
+                    UNROLL for (uint i = 0; i < 4u; i++)
+                        pr[ib * 4u + i] = fma(vec4(a[i]), b, pr[ib * 4u + i]);
+                }
+            }
+            barrier();
+        }
+        // This head's dots over this invocation's 4 columns (C or B from
+        // memory, cached), and its scaled part; then the dots over the 32
+        // column groups in two levels, in order (XPART parts of 32 / XPART
+        // groups, then the parts).
+        UNROLL for (uint ib = 0; ib < XRV; ib++)
+            UNROLL for (uint i = 0; i < 4u; i++) {
+                const uint t = ib * 32u + r2 * 4u + i, r = ib * 4u + i;
+                vec4 cb = vec4(0.0);
+                UNROLL for (uint j = 0; j < 4u; j++) {
+                    const uint n = n0 + c2 * 4u + j;
+                    if (t0 + t < p.nt && n < p.ds)
+                        cb[j] = which == 1u ? ld_C(n, g, t0 + t, q) : ld_B(n, g, t0 + t, q);
+                }
+                const vec4 v = cb * pr[r];
+                xred(c2 * Q + t) = (v.x + v.y) + (v.z + v.w);
+                const uint ai = c2 * (Q + 1u) + t;
+                xacc4[ai] = fma(vec4(fr[r]), pr[r], xacc4[ai]);
+            }
+        barrier();
+        float d = 0.0;
+        {
+            const uint t = tid % Q, part = tid / Q;
+            UNROLL for (uint j = 0; j < 32u / XPART; j++)
+                d += xred((part * (32u / XPART) + j) * Q + t);
+        }
+        barrier();
+        xred(tid) = d;
+        barrier();
+        if (tid < Q && t0 + tid < p.nt) {
+            float y = 0.0;
+            UNROLL for (uint j = 0; j < XPART; j++)
+                y += xred(j * Q + tid);
+            if (which == 0u) // dt'_u B_u.(X lam^T)[u]
+                y *= sr[ssd_fac(0u) + 2u * nyz + hb + t0 + tid];
+            sr[yo + hb + t0 + tid] = y;
+        }
+        barrier(); // (the staging is the next head's)
+    }
+    const uint ob = which == 1u ? ssd_nbc() : 0u;
+    UNROLL for (uint ib = 0; ib < XRV; ib++)
+        UNROLL for (uint i = 0; i < 4u; i++) {
+            const uint tl = ib * 32u + r2 * 4u + i, t = t0 + tl, n = n0 + c2 * 4u;
+            if (t < p.nt)
+                bc_put4(ob + (((k * p.nq + q) * p.ng + g) * p.nt + t) * p.ds + n, n,
+                        xacc4[c2 * (Q + 1u) + tl]);
+        }
 }
 #endif
 
@@ -1496,6 +1712,7 @@ void main() {
 #if defined(SSD_REDUCE)
 layout(constant_id = 2) const uint NRS = 0; // roles of a split SSD_MAIN
 layout(constant_id = 3) const uint RXH = 0; // SSD_XSUM's part added
+layout(constant_id = 4) const uint RXS = 0; // SSD_XC's head splits (0: per-head partials)
 
 void main() {
     uint e = vkg_group_linear() * WG + gl_LocalInvocationIndex;
@@ -1540,8 +1757,13 @@ void main() {
     const uint t = tq % p.nt, q = tq / p.nt, hpg = p.nh / p.ng;
     const uint base = which * ssd_nbc() + t * p.ds + n;
     float acc = 0.0;
-    for (uint k = 0; k < hpg; k++)
-        acc += bc[base + (q * p.nh + gg * hpg + k) * p.nt * p.ds];
+    if (RXS != 0u) {
+        for (uint k = 0; k < RXS; k++)
+            acc += bc[base + ((k * p.nq + q) * p.ng + gg) * p.nt * p.ds];
+    } else {
+        for (uint k = 0; k < hpg; k++)
+            acc += bc[base + (q * p.nh + gg * hpg + k) * p.nt * p.ds];
+    }
     if (RXH != 0u)
         acc += sr[ssd_xs(NRS) + e];
     d_data[p.off_d + ssd_out_dB() + e] = acc;
