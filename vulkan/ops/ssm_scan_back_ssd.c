@@ -349,7 +349,8 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
                        vkg_vk_elem_stride(x->nb[2]) % 4 == 0 && vkg_vk_elem_stride(x->nb[3]) % 4 == 0;
     const bool xs = vkg_vk_tune_int("VKG_TUNE_SSD_XS", 0) != 0 && xh && !split && ds <= SSD_XC_N &&
                     nc > 1 && xs_al &&
-                    (xstg + 4 * 32 * (q + 1)) * sizeof(float) <= info->max_shared_memory;
+                    ((xstg > 32 * q ? xstg : 32 * q) + 4 * 32 * (q + 1)) * sizeof(float) <=
+                        info->max_shared_memory;
     /* Head splits: enough workgroups to fill the GPU (SSD_XC_WGS), at most
      * one per head. */
     const uint64_t xc_wg1 = nq * ng * 2 * nc * ((ds + SSD_XC_N - 1) / SSD_XC_N);
@@ -358,7 +359,7 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
     const uint64_t sr_floats = 2 * nq * nh * nc * ds * hd + nq * nh * nc + nq * nh * ds * hd +
                                nq * nh * nc * nr1 + nq * nh * nt * nr +
                                (xh ? nq * nh * nc * q * q + 2 * nq * ng * nt * ds : 0) +
-                               (xs ? 66 * nq * nh * nt : 0);
+                               (xs ? 5 * nq * nh * nt : 0);
     /* K = C B^T once per group (SSD_KMAT) instead of once per head. */
     const bool kpre = vkg_vk_tune_int("VKG_TUNE_SSD_KPRE", !small) != 0;
     const uint64_t bc_floats = 2 * nq * nh * nt * ds + (kpre ? nq * ng * nc * q * q : 0);

@@ -119,7 +119,7 @@ void ssd_chunk_setup(uint q, uint h, uint c) {
 #if defined(SSD_SUM)
 // SFAC (XS): the workgroups of each chunk's first tile also write the
 // chunk's per-token factors for SSD_XC: FAC[0] e^L, FAC[1] e^(Le-L) dt',
-// [q][h][t] each.
+// FAC[2] dt', [q][h][t] each.
 layout(constant_id = 2) const uint SFAC = 0;
 #define SKT 8u // SSD_SUM's k-step (tokens): 16 measured slower (0.73 vs 0.57 ms; round 9: 0.413 vs 0.367, 123 registers)
 // An invocation's 4 rows (n) are consecutive and read as one vec4 (a
@@ -173,6 +173,7 @@ void main() {
             const uint nyz = p.nq * p.nh * p.nt, o = ssd_fac(0u) + (q * p.nh + h) * p.nt + c * Q + i;
             sr[o] = seL[i];
             sr[nyz + o] = seR[i] * sdtp[i];
+            sr[2u * nyz + o] = sdtp[i];
         }
     float aS[4][RN], aR[4][RN];
     UNROLL for (uint i = 0; i < 4u; i++)
@@ -1373,15 +1374,12 @@ void main() {
         }
         for (uint k = 0; k < TCW; k++)
             x += STG(k * Q + v);
-        if (XS) { // SSD_XC's dots: 32 partials each, added in order
-            const uint yo = ssd_yz(NRS) + (qh * p.nt + t0 + v) * 32u, nyz = p.nq * p.nh * p.nt;
+        if (XS) { // SSD_XC's dots
+            const uint yo = ssd_yz(NRS) + qh * p.nt + t0 + v, nyz = p.nq * p.nh * p.nt;
             a = b = 0.0;
             if (t0 + v < p.nt) {
-                for (uint j = 0; j < 32u; j++) {
-                    a += sr[yo + j];
-                    b += sr[nyz * 32u + yo + j];
-                }
-                b *= sdtp[v];
+                a = sr[yo];
+                b = sr[nyz + yo];
             }
         }
         syi[v] = a;
@@ -1448,9 +1446,8 @@ void main() {
 // rows t = sum over heads h of split k of e^L_t (G_h s_in,h^T)[t, n], which 0
 // the d_B rows u = sum of e^(Le-L_u) dt'_u (X_h lam_h^T)[u, n] (long-k
 // products, k = (h, p)); per head also the d_l dots yi[h, t] =
-// C_t.(G_h s_in,h^T)[t] and zz[h, u] / dt'_u = B_u.(X_h lam_h^T)[u], as 32
-// partials (one per 4 columns) that SSD_MAIN adds in order. Each head's
-// product P_h is formed in registers,
+// C_t.(G_h s_in,h^T)[t] and zz[h, u] = dt'_u B_u.(X_h lam_h^T)[u], summed
+// over n in a fixed order. Each head's product P_h is formed in registers,
 // dotted, then scaled into the accumulator, which lives in shared memory
 // (registers hold P_h only). The per-token factors come from SSD_SUM (FAC).
 // Tiles are loaded as 16-byte pieces along p (the host ensures head_dim and
@@ -1466,8 +1463,11 @@ layout(constant_id = 3) const uint XKT = 16; // k-step (p): 8 or 16
 #define XSB (XNW + 4u)
 #define XRV (Q / 32u)      // vec4 row blocks per invocation
 #define XNR (4u * XRV)     // rows per invocation
-// Staging: the A tile [XKT][XQP], the B tile [XKT][XSB].
-#define XSTG (XKT * (XQP + XSB))
+#define XPART (WG / Q)     // first-level parts of the dot sums
+// Staging: the A tile [XKT][XQP], the B tile [XKT][XSB]; between a head's
+// last k-step and the next head's first, the row dots of the column groups
+// [32][Q] (then the part sums) in the same place.
+#define XSTG (XKT * (XQP + XSB) > 32u * Q ? XKT * (XQP + XSB) : 32u * Q)
 shared vec4 xstg4[XSTG / 4u];
 shared vec4 xacc4[32u * (Q + 1u)]; // the accumulator, [column group][row] (padded)
 #define XST(i) xstg4[(i) >> 2][(i) & 3u]
@@ -1475,6 +1475,7 @@ shared vec4 xacc4[32u * (Q + 1u)]; // the accumulator, [column group][row] (padd
 #define XB(k, j) XST(XKT * XQP + (k) * XSB + (j))
 #define XAV(k, r) xstg4[(k) * (XQP / 4u) + (r)]
 #define XBV(k, c) xstg4[(XKT * XQP + (k) * XSB) / 4u + (c)]
+#define xred(i) XST(i)
 #define XPA ((XKT * Q / 4u + WG - 1u) / WG)   // 16-byte pieces per invocation
 #define XPB ((XKT * XNW / 4u + WG - 1u) / WG)
 vec4 xra[XPA], xrb[XPB]; // the next k-step's tiles, fetched during this one
@@ -1534,73 +1535,77 @@ void main() {
     const uint tid = gl_LocalInvocationIndex, lane = tid % 32u, r2 = lane % 8u;
     const uint c2 = (tid / 32u) * 4u + lane / 8u, t0 = c * Q;
     const uint h_lo = g * hpg + min(k * hps, hpg), h_hi = g * hpg + min((k + 1u) * hps, hpg);
-    const uint nyz = p.nq * p.nh * p.nt, yo = ssd_yz(0u) + (1u - which) * nyz * 32u;
-    // FAC: e^L (d_C) or e^(Le-L) dt' (d_B) scale the rows.
+    const uint nyz = p.nq * p.nh * p.nt, yo = ssd_yz(0u) + (1u - which) * nyz;
+    // FAC: e^L (d_C) or e^(Le-L) dt' (d_B) scale the rows; dt' the d_B dots.
     const uint fo = ssd_fac(0u) + (1u - which) * nyz;
     UNROLL for (uint r = 0; r < XNR; r++)
         xacc4[c2 * (Q + 1u) + (r / 4u) * 32u + r2 * 4u + r % 4u] = vec4(0.0);
-    // The heads' k-steps walked as one sequence (the next one's tiles,
-    // also the next head's first, fetched during each), so that nothing
-    // waits at a head's start; a head's dots and scaled part follow its last
-    // k-step with no barrier of their own.
-    const uint nsh = (p.hd + XKT - 1u) / XKT, nst = (h_hi - h_lo) * nsh;
-    float fr[XNR]; // the current head's row factors
-    vec4 pr[XNR];
-    UNROLL for (uint ib = 0; ib < XRV; ib++)
-        UNROLL for (uint i = 0; i < 4u; i++) {
-            const uint t = t0 + ib * 32u + r2 * 4u + i;
-            fr[ib * 4u + i] = t < p.nt && nst > 0u ? sr[fo + (q * p.nh + h_lo) * p.nt + t] : 0.0;
-        }
-    if (nst > 0u)
-        xc_fetch(which, q, h_lo, t0, ((q * p.nh + h_lo) * p.nc + c) * p.ds * p.hd, n0, 0u);
-    for (uint st = 0; st < nst; st++) {
-        const uint h = h_lo + st / nsh, p0 = (st % nsh) * XKT;
-        if (p0 == 0u)
-            UNROLL for (uint r = 0; r < XNR; r++)
-                pr[r] = vec4(0.0);
-        xc_put();
-        barrier();
-        if (st + 1u < nst) {
-            const uint h1 = h_lo + (st + 1u) / nsh;
-            xc_fetch(which, q, h1, t0, ((q * p.nh + h1) * p.nc + c) * p.ds * p.hd, n0,
-                     ((st + 1u) % nsh) * XKT);
-        }
-        UNROLL for (uint kk = 0; kk < XKT; kk++) {
-            const vec4 b = XBV(kk, c2);
-            UNROLL for (uint ib = 0; ib < XRV; ib++) {
-                const vec4 a = XAV(kk, ib * 8u + r2);
-                UNROLL for (uint i = 0; i < 4u; i++)
-                    pr[ib * 4u + i] = fma(vec4(a[i]), b, pr[ib * 4u + i]);
+    for (uint h = h_lo; h < h_hi; h++) {
+        const uint sbase = ((q * p.nh + h) * p.nc + c) * p.ds * p.hd;
+        const uint hb = (q * p.nh + h) * p.nt;
+        // This head's row factors: in flight during its k-steps.
+        float fr[XNR];
+        UNROLL for (uint ib = 0; ib < XRV; ib++)
+            UNROLL for (uint i = 0; i < 4u; i++) {
+                const uint t = t0 + ib * 32u + r2 * 4u + i;
+                fr[ib * 4u + i] = t < p.nt ? sr[fo + hb + t] : 0.0;
             }
-        }
-        if (p0 + XKT >= p.hd) {
-            // Head h done: its dots over this invocation's 4 columns (C or B
-            // from memory, cached) to scratch, 32 column groups per token
-            // (SSD_MAIN adds them in order), and its scaled part.
-            const uint hb = (q * p.nh + h) * p.nt;
-            UNROLL for (uint ib = 0; ib < XRV; ib++)
-                UNROLL for (uint i = 0; i < 4u; i++) {
-                    const uint t = ib * 32u + r2 * 4u + i, r = ib * 4u + i;
-                    vec4 cb = vec4(0.0);
-                    UNROLL for (uint j = 0; j < 4u; j++) {
-                        const uint n = n0 + c2 * 4u + j;
-                        if (t0 + t < p.nt && n < p.ds)
-                            cb[j] = which == 1u ? ld_C(n, g, t0 + t, q) : ld_B(n, g, t0 + t, q);
-                    }
-                    const vec4 v = cb * pr[r];
-                    if (t0 + t < p.nt)
-                        sr[yo + (hb + t0 + t) * 32u + c2] = (v.x + v.y) + (v.z + v.w);
-                    const uint ai = c2 * (Q + 1u) + t;
-                    xacc4[ai] = fma(vec4(fr[r]), pr[r], xacc4[ai]);
+        vec4 pr[XNR];
+        UNROLL for (uint r = 0; r < XNR; r++)
+            pr[r] = vec4(0.0);
+        xc_fetch(which, q, h, t0, sbase, n0, 0u);
+        for (uint p0 = 0; p0 < p.hd; p0 += XKT) {
+            xc_put();
+            barrier();
+            if (p0 + XKT < p.hd)
+                xc_fetch(which, q, h, t0, sbase, n0, p0 + XKT);
+            UNROLL for (uint kk = 0; kk < XKT; kk++) {
+                const vec4 b = XBV(kk, c2);
+                UNROLL for (uint ib = 0; ib < XRV; ib++) {
+                    const vec4 a = XAV(kk, ib * 8u + r2);
+                    UNROLL for (uint i = 0; i < 4u; i++)
+                        pr[ib * 4u + i] = fma(vec4(a[i]), b, pr[ib * 4u + i]);
                 }
-            if (h + 1u < h_hi)
-                UNROLL for (uint ib = 0; ib < XRV; ib++)
-                    UNROLL for (uint i = 0; i < 4u; i++) {
-                        const uint t = t0 + ib * 32u + r2 * 4u + i;
-                        fr[ib * 4u + i] = t < p.nt ? sr[fo + hb + p.nt + t] : 0.0;
-                    }
+            }
+            barrier();
+        }
+        // This head's dots over this invocation's 4 columns (C or B from
+        // memory, cached), and its scaled part; then the dots over the 32
+        // column groups in two levels, in order (XPART parts of 32 / XPART
+        // groups, then the parts).
+        UNROLL for (uint ib = 0; ib < XRV; ib++)
+            UNROLL for (uint i = 0; i < 4u; i++) {
+                const uint t = ib * 32u + r2 * 4u + i, r = ib * 4u + i;
+                vec4 cb = vec4(0.0);
+                UNROLL for (uint j = 0; j < 4u; j++) {
+                    const uint n = n0 + c2 * 4u + j;
+                    if (t0 + t < p.nt && n < p.ds)
+                        cb[j] = which == 1u ? ld_C(n, g, t0 + t, q) : ld_B(n, g, t0 + t, q);
+                }
+                const vec4 v = cb * pr[r];
+                xred(c2 * Q + t) = (v.x + v.y) + (v.z + v.w);
+                const uint ai = c2 * (Q + 1u) + t;
+                xacc4[ai] = fma(vec4(fr[r]), pr[r], xacc4[ai]);
+            }
+        barrier();
+        float d = 0.0;
+        {
+            const uint t = tid % Q, part = tid / Q;
+            UNROLL for (uint j = 0; j < 32u / XPART; j++)
+                d += xred((part * (32u / XPART) + j) * Q + t);
         }
         barrier();
+        xred(tid) = d;
+        barrier();
+        if (tid < Q && t0 + tid < p.nt) {
+            float y = 0.0;
+            UNROLL for (uint j = 0; j < XPART; j++)
+                y += xred(j * Q + tid);
+            if (which == 0u) // dt'_u B_u.(X lam^T)[u]
+                y *= sr[ssd_fac(0u) + 2u * nyz + hb + t0 + tid];
+            sr[yo + hb + t0 + tid] = y;
+        }
+        barrier(); // (the staging is the next head's)
     }
     const uint ob = which == 1u ? ssd_nbc() : 0u;
     UNROLL for (uint ib = 0; ib < XRV; ib++)

@@ -10,9 +10,9 @@
 //       (a_0 * lambda_0 of each sequence), DAP[q][h][c][role] (d_A
 //       partials), with split SSD_MAIN DDT[q][h][t][role] (d_dt partials),
 //       with XH MS[q][h][c][t][u] (M o Sg per head) and XS[which][q][t][g][n]
-//       (SSD_XSUM's d_B (which 0) and d_C (1) terms), with XS
-//       YZ[2][q][h][t][32] (SSD_XC's d_l dot partials) and FAC[2][q][h][t]
-//       (SSD_SUM's factors for it) after those;
+//       (SSD_XSUM's d_B (which 0) and d_C (1) terms), with XS YZ[2][q][h][t]
+//       (SSD_XC's d_l dots) and FAC[3][q][h][t] (SSD_SUM's factors for it)
+//       after those;
 //   bc: per-head d_B then d_C partials, [q][h][t][n] each (with XS instead
 //       SSD_XC's, [k][q][g][t][n] per head split k); then, when
 //       precomputed, K = C B^T per (q, g, c) chunk, [t][u].
@@ -91,11 +91,10 @@ uint ssd_ddt(uint nr) { return ssd_dap() + p.nq * p.nh * p.nc * max(nr, 1u); }
 // M o Sg per head, then SSD_XSUM's d_B / d_C terms (XH), after those.
 uint ssd_ms(uint nr) { return ssd_ddt(nr) + p.nq * p.nh * p.nt * nr; }
 uint ssd_xs(uint nr) { return ssd_ms(nr) + p.nq * p.nh * p.nc * Q * Q; }
-// SSD_XC's d_l dots (XS): C.(s_in g) then B.(lam x), [q][h][t][32] each
-// (partials over 4 columns of n each).
+// SSD_XC's d_l dots (XS): C.(s_in g) then B.(lam xd), [q][h][t] each.
 uint ssd_yz(uint nr) { return ssd_xs(nr) + 2u * p.nq * p.ng * p.nt * p.ds; }
-// SSD_SUM's per-token factors for SSD_XC (XS), [2][q][h][t], after those.
-uint ssd_fac(uint nr) { return ssd_yz(nr) + 64u * p.nq * p.nh * p.nt; }
+// SSD_SUM's per-token factors for SSD_XC (XS), [3][q][h][t], after those.
+uint ssd_fac(uint nr) { return ssd_yz(nr) + 2u * p.nq * p.nh * p.nt; }
 uint ssd_nbc() { return p.nq * p.nh * p.nt * p.ds; }
 // K = C B^T of (q, g, c) when precomputed (after the d_B / d_C partials).
 uint ssd_kofs(uint q, uint g, uint c) {
