@@ -12,6 +12,9 @@
  *              n / p tile when split: the Q x Q products, then d_B, d_C,
  *              d_x by register-blocked products from shared memory, d_x and
  *              d_dt written directly (split: d_dt parts to scratch);
+ *   SSD_XC     (XS: bigger grids, see SSD_XS_C64; after SSD_CARRY) the
+ *              state terms of d_C and d_B summed over a group's heads and
+ *              each head's d_l dots: SSD_MAIN then leaves its phase 2 out;
  *   SSD_WSUM   (XH: big grids, see SSD_XH_C64) W = sum over a group's
  *              heads of M o Sg, an invocation per element;
  *   SSD_XSUM   (XH) W B and W^T C, a workgroup per (sequence, group, chunk,
@@ -166,9 +169,40 @@
  * (phases 1 and 3 at k-step 2 KT), VKG_TUNE_SSD_TRI=0|1 (with WMAP: skip
  * the k-steps the causal mask zeroes), VKG_TUNE_SSD_CG=1|4|8|16
  * (SSD_CARRY's chunks per group of loads in flight), VKG_TUNE_SSD_XH=0|1
- * (the cross-head sums; default: from SSD_XH_C64 chunk-heads). (The
+ * (the cross-head sums; default: from SSD_XH_C64 chunk-heads),
+ * VKG_TUNE_SSD_XS=0|1 (the cross-head state terms, with XH; default: from
+ * SSD_XS_C64 chunk-heads), VKG_TUNE_SSD_NXS=N (SSD_XC's workgroups per
+ * group: the heads split N ways), VKG_TUNE_SSD_XKT=8|16 (SSD_XC's k-step),
+ * VKG_TUNE_SSD_XCG=1|2 (SSD_XC's column groups per invocation). (The
  * per-stage times above were taken with a timing-only knob that left stages out; as its
  * results were wrong it is not kept.)
+ *
+ * Round 14, XS (cross-head state terms, round 6's sketch built): with XH,
+ * SSD_MAIN's phase 2 holds only the per-head state terms G s_in^T (d_C)
+ * and XD lam^T (d_B) and the d_l dots C.(G s_in^T) and B.(XD lam^T).
+ * SSD_XC forms the state terms summed over a group's heads as long-k
+ * products (k = head x p, a workgroup per chunk, d_C or d_B and split of
+ * the heads), each head's product in registers, dotted with C / B, then
+ * scaled into an accumulator in shared memory by SSD_SUM's per-token
+ * factors; SSD_MAIN leaves phase 2 out and reads the dots, and sums
+ * <lam, s_in> from s_in fetched beside lam in phase 3; SSD_REDUCE adds the
+ * splits' partials instead of 64 heads' (268 MB at 4096 tokens). H200,
+ * 64 heads x 4096 tokens, alternating runs of one visit: the op
+ * 2.069-2.073 against 2.099-2.105 ms (SSD_MAIN 1.445 -> 0.860 ms at 129
+ * registers instead of 241, SSD_REDUCE 0.075 -> 0.013, SSD_XC 0.638);
+ * 64 heads x 1024 tokens 0.585 against 0.574 and 24 heads x 1024 x 8
+ * sequences 1.64 against 1.62 (slower), so on from SSD_XS_C64. SSD_XC runs
+ * at ~13 TFLOP/s (8.6 GFLOP), where OUT_PROD's kernel reaches 33 on a GEMM
+ * of the same size. Timing-only builds (results wrong): without its dots
+ * 0.506 ms, without its tile loads 0.471, with 1 of 16 k per step 0.477:
+ * neither the FMAs nor the loads alone bound it. Measured and not kept:
+ * k-step 8 (0.64 -> 0.67 ms for the op's XC at 147 registers), the C / B
+ * tile in shared memory and the accumulator in registers (147-181
+ * registers, 0.64-0.67), the heads' k-steps walked as one sequence with the
+ * dots as 32 partials per token to scratch (no barrier per head; 133
+ * registers: XC 0.737, SSD_MAIN 0.999 adding the partials), 2 column groups
+ * per invocation on 128 invocations (205 registers: 0.805). Without the
+ * <lam, s_in> fetch SSD_MAIN takes 128 registers and 0.815 ms (timing-only).
  */
 #include <stdlib.h>
 
@@ -233,6 +267,7 @@ enum {
     SSD_SMALL_C64 = 32, /* see the defaults in vkg_vk_scan_back_ssd */
     SSD_MID_C64 = 256,
     SSD_XH_C64 = 1024, /* XH from here (see round 7 above) */
+    SSD_XS_C64 = 4096, /* XS from here (see round 14 above) */
     /* CPU devices: llvmpipe ends a shader's loops past 65535 iterations in
      * all; the serial loops here (chunks, sequences x chunks) stay far below. */
     SSD_CPU_LOOP_MAX = 16384,
@@ -344,18 +379,23 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
     const uint64_t hpg = nh / ng;
     const int xkt_knob = vkg_vk_tune_int("VKG_TUNE_SSD_XKT", SSD_XC_KT);
     const uint64_t xkt = xkt_knob >= 16 ? 16 : 8, xstg = xkt * (q + 4 + SSD_XC_N + 4);
-    const bool xs_al = hd % 4 == 0 && vkg_vk_elem_offset(enc, x) % 4 == 0 &&
-                       vkg_vk_elem_offset(enc, g) % 4 == 0 && vkg_vk_elem_stride(x->nb[1]) % 4 == 0 &&
-                       vkg_vk_elem_stride(x->nb[2]) % 4 == 0 && vkg_vk_elem_stride(x->nb[3]) % 4 == 0;
-    const bool xs = vkg_vk_tune_int("VKG_TUNE_SSD_XS", 0) != 0 && xh && !split && ds <= SSD_XC_N &&
-                    nc > 1 && xs_al &&
+    const bool xs_al =
+        hd % 4 == 0 && vkg_vk_elem_offset(enc, x) % 4 == 0 && vkg_vk_elem_offset(enc, g) % 4 == 0 &&
+        vkg_vk_elem_stride(x->nb[1]) % 4 == 0 && vkg_vk_elem_stride(x->nb[2]) % 4 == 0 &&
+        vkg_vk_elem_stride(x->nb[3]) % 4 == 0;
+    const bool xs = vkg_vk_tune_int("VKG_TUNE_SSD_XS", c64 >= SSD_XS_C64) != 0 && xh && !split &&
+                    ds <= SSD_XC_N && nc > 1 && xs_al &&
                     ((xstg > 32 * q ? xstg : 32 * q) + 4 * 32 * (q + 1)) * sizeof(float) <=
                         info->max_shared_memory;
     /* Head splits: enough workgroups to fill the GPU (SSD_XC_WGS), at most
      * one per head. */
     const uint64_t xc_wg1 = nq * ng * 2 * nc * ((ds + SSD_XC_N - 1) / SSD_XC_N);
-    const int nxs_knob = vkg_vk_tune_int("VKG_TUNE_SSD_NXS", (int)((SSD_XC_WGS + xc_wg1 - 1) / xc_wg1));
-    const uint64_t nxs = !xs ? 0 : nxs_knob < 1 ? 1 : (uint64_t)nxs_knob > hpg ? hpg : (uint64_t)nxs_knob;
+    const int nxs_knob =
+        vkg_vk_tune_int("VKG_TUNE_SSD_NXS", (int)((SSD_XC_WGS + xc_wg1 - 1) / xc_wg1));
+    const uint64_t nxs = !xs                        ? 0
+                         : nxs_knob < 1             ? 1
+                         : (uint64_t)nxs_knob > hpg ? hpg
+                                                    : (uint64_t)nxs_knob;
     const uint64_t sr_floats = 2 * nq * nh * nc * ds * hd + nq * nh * nc + nq * nh * ds * hd +
                                nq * nh * nc * nr1 + nq * nh * nt * nr +
                                (xh ? nq * nh * nc * q * q + 2 * nq * ng * nt * ds : 0) +
@@ -480,9 +520,11 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
     }
     if (xs) { /* after SSD_SUM and SSD_CARRY, before SSD_MAIN reads its dots */
         if (one && !kpre) vkg_vk_barrier(enc); /* SSD_SUM's factors */
-        const uint32_t xcspec[4] = {SSD_WG, (uint32_t)q, (uint32_t)nxs, (uint32_t)xkt};
+        /* Column groups per invocation: 1 (256 invocations) or 2 (128). */
+        const uint32_t xcg = vkg_vk_tune_int("VKG_TUNE_SSD_XCG", 1) >= 2 ? 2 : 1;
+        const uint32_t xcspec[5] = {SSD_WG / xcg, (uint32_t)q, (uint32_t)nxs, (uint32_t)xkt, xcg};
         vkg_vk_grid(enc, nxs * xc_wg1, &gx, &gy);
-        *st = vkg_vk_dispatch(enc, &k_ssd_xc, xcspec, 4, t, 11, &p, gx, gy, 1);
+        *st = vkg_vk_dispatch(enc, &k_ssd_xc, xcspec, 5, t, 11, &p, gx, gy, 1);
         if (*st != VKG_STATUS_OK) return true;
         vkg_vk_barrier(enc);
     }

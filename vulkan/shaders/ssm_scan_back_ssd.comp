@@ -24,6 +24,10 @@
 //              with u < v <= t of M o K o Sg (a prefix sum of strict
 //              column minus row sums), sum_{t>=v} e^L_t C_t.(s_in g_t),
 //              e^Le <lam, s_in>, and sum_{u<v} e^(Le-L_u) B_u.(lam xd_u);
+//   SSD_XC     (with XS, see SSD_MAIN's flags) per chunk, d_C or d_B and
+//              split of a group's heads: the state terms of phase 2 summed
+//              over the heads (long-k products, k = head x p), and each
+//              head's d_l dots, which SSD_MAIN then reads;
 //   SSD_WSUM   (with XH, see SSD_MAIN's flags) per chunk and group, the
 //              heads' M o Sg summed: W = sum_h M_h o Sg_h, an invocation
 //              per element, in place of the group's first head's;
@@ -1458,7 +1462,11 @@ void main() {
 // column read 4).
 layout(constant_id = 2) const uint NXS = 1;  // head splits of a group
 layout(constant_id = 3) const uint XKT = 16; // k-step (p): 8 or 16
-#define XNW 128u           // columns of n per workgroup (the host ensures WG == 256)
+// Column groups per invocation (1 or 2): the workgroup is 256 / XCG
+// invocations, the column groups of each c2 + j * NCG (j < XCG).
+layout(constant_id = 4) const uint XCG = 1;
+#define NCG (32u / XCG)
+#define XNW 128u           // columns of n per workgroup (the host ensures WG == 256 / XCG)
 #define XQP (Q + 4u)       // A tile pitch (tokens), B tile pitch (n)
 #define XSB (XNW + 4u)
 #define XRV (Q / 32u)      // vec4 row blocks per invocation
@@ -1538,8 +1546,9 @@ void main() {
     const uint nyz = p.nq * p.nh * p.nt, yo = ssd_yz(0u) + (1u - which) * nyz;
     // FAC: e^L (d_C) or e^(Le-L) dt' (d_B) scale the rows; dt' the d_B dots.
     const uint fo = ssd_fac(0u) + (1u - which) * nyz;
-    UNROLL for (uint r = 0; r < XNR; r++)
-        xacc4[c2 * (Q + 1u) + (r / 4u) * 32u + r2 * 4u + r % 4u] = vec4(0.0);
+    UNROLL for (uint j = 0; j < XCG; j++)
+        UNROLL for (uint r = 0; r < XNR; r++)
+            xacc4[(c2 + j * NCG) * (Q + 1u) + (r / 4u) * 32u + r2 * 4u + r % 4u] = vec4(0.0);
     for (uint h = h_lo; h < h_hi; h++) {
         const uint sbase = ((q * p.nh + h) * p.nc + c) * p.ds * p.hd;
         const uint hb = (q * p.nh + h) * p.nt;
@@ -1550,8 +1559,8 @@ void main() {
                 const uint t = t0 + ib * 32u + r2 * 4u + i;
                 fr[ib * 4u + i] = t < p.nt ? sr[fo + hb + t] : 0.0;
             }
-        vec4 pr[XNR];
-        UNROLL for (uint r = 0; r < XNR; r++)
+        vec4 pr[XCG * XNR];
+        UNROLL for (uint r = 0; r < XCG * XNR; r++)
             pr[r] = vec4(0.0);
         xc_fetch(which, q, h, t0, sbase, n0, 0u);
         for (uint p0 = 0; p0 < p.hd; p0 += XKT) {
@@ -1560,11 +1569,15 @@ void main() {
             if (p0 + XKT < p.hd)
                 xc_fetch(which, q, h, t0, sbase, n0, p0 + XKT);
             UNROLL for (uint kk = 0; kk < XKT; kk++) {
-                const vec4 b = XBV(kk, c2);
+                vec4 b[XCG];
+                UNROLL for (uint j = 0; j < XCG; j++)
+                    b[j] = XBV(kk, c2 + j * NCG);
                 UNROLL for (uint ib = 0; ib < XRV; ib++) {
                     const vec4 a = XAV(kk, ib * 8u + r2);
-                    UNROLL for (uint i = 0; i < 4u; i++)
-                        pr[ib * 4u + i] = fma(vec4(a[i]), b, pr[ib * 4u + i]);
+                    UNROLL for (uint j = 0; j < XCG; j++)
+                        UNROLL for (uint i = 0; i < 4u; i++)
+                            pr[j * XNR + ib * 4u + i] =
+                                fma(vec4(a[i]), b[j], pr[j * XNR + ib * 4u + i]);
                 }
             }
             barrier();
@@ -1573,20 +1586,21 @@ void main() {
         // memory, cached), and its scaled part; then the dots over the 32
         // column groups in two levels, in order (XPART parts of 32 / XPART
         // groups, then the parts).
-        UNROLL for (uint ib = 0; ib < XRV; ib++)
-            UNROLL for (uint i = 0; i < 4u; i++) {
-                const uint t = ib * 32u + r2 * 4u + i, r = ib * 4u + i;
-                vec4 cb = vec4(0.0);
-                UNROLL for (uint j = 0; j < 4u; j++) {
-                    const uint n = n0 + c2 * 4u + j;
-                    if (t0 + t < p.nt && n < p.ds)
-                        cb[j] = which == 1u ? ld_C(n, g, t0 + t, q) : ld_B(n, g, t0 + t, q);
+        UNROLL for (uint jg = 0; jg < XCG; jg++)
+            UNROLL for (uint ib = 0; ib < XRV; ib++)
+                UNROLL for (uint i = 0; i < 4u; i++) {
+                    const uint t = ib * 32u + r2 * 4u + i, r = ib * 4u + i, cg = c2 + jg * NCG;
+                    vec4 cb = vec4(0.0);
+                    UNROLL for (uint j = 0; j < 4u; j++) {
+                        const uint n = n0 + cg * 4u + j;
+                        if (t0 + t < p.nt && n < p.ds)
+                            cb[j] = which == 1u ? ld_C(n, g, t0 + t, q) : ld_B(n, g, t0 + t, q);
+                    }
+                    const vec4 v = cb * pr[jg * XNR + r];
+                    xred(cg * Q + t) = (v.x + v.y) + (v.z + v.w);
+                    const uint ai = cg * (Q + 1u) + t;
+                    xacc4[ai] = fma(vec4(fr[r]), pr[jg * XNR + r], xacc4[ai]);
                 }
-                const vec4 v = cb * pr[r];
-                xred(c2 * Q + t) = (v.x + v.y) + (v.z + v.w);
-                const uint ai = c2 * (Q + 1u) + t;
-                xacc4[ai] = fma(vec4(fr[r]), pr[r], xacc4[ai]);
-            }
         barrier();
         float d = 0.0;
         {
@@ -1608,13 +1622,15 @@ void main() {
         barrier(); // (the staging is the next head's)
     }
     const uint ob = which == 1u ? ssd_nbc() : 0u;
-    UNROLL for (uint ib = 0; ib < XRV; ib++)
-        UNROLL for (uint i = 0; i < 4u; i++) {
-            const uint tl = ib * 32u + r2 * 4u + i, t = t0 + tl, n = n0 + c2 * 4u;
-            if (t < p.nt)
-                bc_put4(ob + (((k * p.nq + q) * p.ng + g) * p.nt + t) * p.ds + n, n,
-                        xacc4[c2 * (Q + 1u) + tl]);
-        }
+    UNROLL for (uint jg = 0; jg < XCG; jg++)
+        UNROLL for (uint ib = 0; ib < XRV; ib++)
+            UNROLL for (uint i = 0; i < 4u; i++) {
+                const uint tl = ib * 32u + r2 * 4u + i, t = t0 + tl, cg = c2 + jg * NCG;
+                const uint n = n0 + cg * 4u;
+                if (t < p.nt)
+                    bc_put4(ob + (((k * p.nq + q) * p.ng + g) * p.nt + t) * p.ds + n, n,
+                            xacc4[cg * (Q + 1u) + tl]);
+            }
 }
 #endif
 
