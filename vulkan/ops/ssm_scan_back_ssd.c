@@ -196,12 +196,15 @@
  * of the same size. Timing-only builds (results wrong): without its dots
  * 0.506 ms, without its tile loads 0.471, with 1 of 16 k per step 0.477:
  * neither the FMAs nor the loads alone bound it. Measured and not kept:
- * k-step 8 (0.64 -> 0.67 ms for the op's XC at 147 registers), the C / B
- * tile in shared memory and the accumulator in registers (147-181
- * registers, 0.64-0.67), the heads' k-steps walked as one sequence with the
- * dots as 32 partials per token to scratch (no barrier per head; 133
- * registers: XC 0.737, SSD_MAIN 0.999 adding the partials), 2 column groups
- * per invocation on 128 invocations (205 registers: 0.805). Without the
+ * the accumulator and C / B in registers with a chunk setup per head (181
+ * registers: XC 0.669 ms), the accumulator in registers with C / B in
+ * shared memory (147 registers at k-step 8: 0.637; 172 at 16: 0.606, the op
+ * 2.035-2.047 against 2.103-2.116, the fastest measured: it returns next,
+ * with a report run of its own), k-step 8 here (the op 2.165 against
+ * 2.079), the heads' k-steps walked as one sequence with the dots as 32
+ * partials per token to scratch (no barrier per head; 133 registers: XC
+ * 0.737, SSD_MAIN 0.999 adding the partials), 2 column groups per
+ * invocation on 128 invocations (205 registers: 0.805). Without the
  * <lam, s_in> fetch SSD_MAIN takes 128 registers and 0.815 ms (timing-only).
  */
 #include <stdlib.h>
@@ -518,8 +521,7 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
         if (*st != VKG_STATUS_OK) return true;
         vkg_vk_barrier(enc);
     }
-    if (xs) { /* after SSD_SUM and SSD_CARRY, before SSD_MAIN reads its dots */
-        if (one && !kpre) vkg_vk_barrier(enc); /* SSD_SUM's factors */
+    if (xs) { /* after SSD_SUM and SSD_CARRY (xs needs several chunks), before SSD_MAIN */
         /* Column groups per invocation: 1 (256 invocations) or 2 (128). */
         const uint32_t xcg = vkg_vk_tune_int("VKG_TUNE_SSD_XCG", 1) >= 2 ? 2 : 1;
         const uint32_t xcspec[5] = {SSD_WG / xcg, (uint32_t)q, (uint32_t)nxs, (uint32_t)xkt, xcg};
