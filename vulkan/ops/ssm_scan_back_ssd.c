@@ -391,8 +391,10 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
                     ((xstg > 32 * q ? xstg : 32 * q) + 4 * 32 * (q + 1)) * sizeof(float) <=
                         info->max_shared_memory;
     /* Head splits: enough workgroups to fill the GPU (SSD_XC_WGS), at most
-     * one per head. */
-    const uint64_t xc_wg1 = nq * ng * 2 * nc * ((ds + SSD_XC_N - 1) / SSD_XC_N);
+     * one per head. xc_wg1: SSD_XC's workgroups per split, one per
+     * (sequence, group, d_C or d_B, chunk); d_state is one 128-column tile
+     * (xs needs ds <= SSD_XC_N: a head's dots are summed within a workgroup). */
+    const uint64_t xc_wg1 = nq * ng * 2 * nc;
     const int nxs_knob =
         vkg_vk_tune_int("VKG_TUNE_SSD_NXS", (int)((SSD_XC_WGS + xc_wg1 - 1) / xc_wg1));
     const uint64_t nxs = !xs                        ? 0
@@ -402,7 +404,7 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
     const uint64_t sr_floats = 2 * nq * nh * nc * ds * hd + nq * nh * nc + nq * nh * ds * hd +
                                nq * nh * nc * nr1 + nq * nh * nt * nr +
                                (xh ? nq * nh * nc * q * q + 2 * nq * ng * nt * ds : 0) +
-                               (xs ? 5 * nq * nh * nt : 0);
+                               (xs ? 5 * nq * nh * nt : 0); /* XS: YZ[2] and FAC[3] per token */
     /* K = C B^T once per group (SSD_KMAT) instead of once per head. */
     const bool kpre = vkg_vk_tune_int("VKG_TUNE_SSD_KPRE", !small) != 0;
     const uint64_t bc_floats = 2 * nq * nh * nt * ds + (kpre ? nq * ng * nc * q * q : 0);
