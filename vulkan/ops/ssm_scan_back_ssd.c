@@ -173,6 +173,8 @@
  * VKG_TUNE_SSD_XS=0|1 (the cross-head state terms, with XH; default: from
  * SSD_XS_C64 chunk-heads), VKG_TUNE_SSD_NXS=N (SSD_XC's workgroups per
  * group: the heads split N ways), VKG_TUNE_SSD_XKT=8|16 (SSD_XC's k-step),
+ * VKG_TUNE_SSD_XV4=0|1 (SSD_XC's tiles as 16-byte pieces where aligned),
+ * VKG_TUNE_SSD_XSH=0|1 (SSD_XC's row dots by subgroup shuffles),
  * VKG_TUNE_SSD_XCG=1|2 (SSD_XC's column groups per invocation). (The
  * per-stage times above were taken with a timing-only knob that left stages out; as its
  * results were wrong it is not kept.)
@@ -265,6 +267,7 @@ enum {
     SSD_NDOT = 16,    /* mirrors NDOT: SSD_MAIN's two-level sums */
     SSD_XC_KT = 16,   /* SSD_XC's k-step (XKT), 8 or 16 */
     SSD_XC_N = 128,   /* mirrors XNW: SSD_XC's columns of n per workgroup */
+    SSD_XC_WG = 256,  /* SSD_XC's invocations times column groups (XCG) */
     SSD_XC_WGS = 256, /* SSD_XC's workgroups wanted (head splits) */
     SSD_Q_MAX = 64,
     SSD_SMALL_C64 = 32, /* see the defaults in vkg_vk_scan_back_ssd */
@@ -381,15 +384,30 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
      * SSD_REDUCE in order). */
     const uint64_t hpg = nh / ng;
     const int xkt_knob = vkg_vk_tune_int("VKG_TUNE_SSD_XKT", SSD_XC_KT);
-    const uint64_t xkt = xkt_knob >= 16 ? 16 : 8, xstg = xkt * (q + 4 + SSD_XC_N + 4);
+    const uint64_t xkt = xkt_knob >= 16 ? 16 : 8;
+    /* SSD_XC's row dots summed by subgroup shuffles (lanes 1 and 2 apart)
+     * or in shared memory (4 barriers per head). */
+    const uint32_t sg = dev->subgroup_fixed ? dev->subgroup_fixed : info->subgroup_size;
+    const uint32_t xsh =
+        dev->subgroup_shuffle && sg >= 4 && vkg_vk_tune_int("VKG_TUNE_SSD_XSH", 1) != 0;
+    /* SSD_XC's column groups per invocation: 1 (256 invocations) or 2 (128). */
+    const uint32_t xcg = vkg_vk_tune_int("VKG_TUNE_SSD_XCG", 1) >= 2 ? 2 : 1;
+    const uint32_t xc_wg = SSD_XC_WG / xcg;
+    /* SSD_XC's shared memory: staging (xsh 0: or the dots of the
+     * invocations' columns, if larger), C / B rows, xsh 1: the warps' row
+     * dots. */
+    const uint64_t xstg = xkt * (q + 4 + SSD_XC_N + 4), xred = 32 / xcg * (q + 1);
+    const uint64_t xc_shared =
+        ((xsh || xstg >= xred ? xstg : xred) + q * (SSD_XC_N + 4) + (xsh ? xc_wg / 32 * q : 1)) *
+        sizeof(float);
+    /* 16-byte tile loads where every x / g_y piece is 16-byte aligned. */
     const bool xs_al =
         hd % 4 == 0 && vkg_vk_elem_offset(enc, x) % 4 == 0 && vkg_vk_elem_offset(enc, g) % 4 == 0 &&
         vkg_vk_elem_stride(x->nb[1]) % 4 == 0 && vkg_vk_elem_stride(x->nb[2]) % 4 == 0 &&
         vkg_vk_elem_stride(x->nb[3]) % 4 == 0;
+    const uint32_t xv4 = xs_al && vkg_vk_tune_int("VKG_TUNE_SSD_XV4", 1) != 0;
     const bool xs = vkg_vk_tune_int("VKG_TUNE_SSD_XS", c64 >= SSD_XS_C64) != 0 && xh && !split &&
-                    ds <= SSD_XC_N && nc > 1 && xs_al &&
-                    ((xstg > 32 * q ? xstg : 32 * q) + 4 * 32 * (q + 1)) * sizeof(float) <=
-                        info->max_shared_memory;
+                    ds <= SSD_XC_N && nc > 1 && xc_shared <= info->max_shared_memory;
     /* Head splits: enough workgroups to fill the GPU (SSD_XC_WGS), at most
      * one per head. xc_wg1: SSD_XC's workgroups per split, one per
      * (sequence, group, d_C or d_B, chunk); d_state is one 128-column tile
@@ -404,7 +422,7 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
     const uint64_t sr_floats = 2 * nq * nh * nc * ds * hd + nq * nh * nc + nq * nh * ds * hd +
                                nq * nh * nc * nr1 + nq * nh * nt * nr +
                                (xh ? nq * nh * nc * q * q + 2 * nq * ng * nt * ds : 0) +
-                               (xs ? 5 * nq * nh * nt : 0); /* XS: YZ[2] and FAC[3] per token */
+                               (xs ? 4 * nq * nh * nt : 0); /* XS: YZ[2] and FAC[2] per token */
     /* K = C B^T once per group (SSD_KMAT) instead of once per head. */
     const bool kpre = vkg_vk_tune_int("VKG_TUNE_SSD_KPRE", !small) != 0;
     const uint64_t bc_floats = 2 * nq * nh * nt * ds + (kpre ? nq * ng * nc * q * q : 0);
@@ -524,11 +542,10 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
         vkg_vk_barrier(enc);
     }
     if (xs) { /* after SSD_SUM and SSD_CARRY (xs needs several chunks), before SSD_MAIN */
-        /* Column groups per invocation: 1 (256 invocations) or 2 (128). */
-        const uint32_t xcg = vkg_vk_tune_int("VKG_TUNE_SSD_XCG", 1) >= 2 ? 2 : 1;
-        const uint32_t xcspec[5] = {SSD_WG / xcg, (uint32_t)q, (uint32_t)nxs, (uint32_t)xkt, xcg};
+        const uint32_t xcspec[7] = {xc_wg, (uint32_t)q, (uint32_t)nxs, (uint32_t)xkt, xv4,
+                                    xsh,   xcg};
         vkg_vk_grid(enc, nxs * xc_wg1, &gx, &gy);
-        *st = vkg_vk_dispatch(enc, &k_ssd_xc, xcspec, 5, t, 11, &p, gx, gy, 1);
+        *st = vkg_vk_dispatch(enc, &k_ssd_xc, xcspec, 7, t, 11, &p, gx, gy, 1);
         if (*st != VKG_STATUS_OK) return true;
         vkg_vk_barrier(enc);
     }

@@ -41,6 +41,8 @@
 // Variants (defines): SSD_V4 (SSD_MAIN reading contiguous rows as vec4),
 // SSD_P2W (with SSD_V4: phase 2 in 8 x 4 blocks over 128 columns of n).
 #extension GL_GOOGLE_include_directive : require
+#extension GL_KHR_shader_subgroup_basic : enable
+#extension GL_KHR_shader_subgroup_shuffle : enable
 #include "common/ops_ssm_scan_ssd.glsl"
 
 #define KT 8u         // k-step of the staged products
@@ -123,7 +125,7 @@ void ssd_chunk_setup(uint q, uint h, uint c) {
 #if defined(SSD_SUM)
 // SFAC (XS): the workgroups of each chunk's first tile also write the
 // chunk's per-token factors for SSD_XC: FAC[0] e^L, FAC[1] e^(Le-L) dt',
-// FAC[2] dt', [q][h][t] each.
+// [q][h][t] each.
 layout(constant_id = 2) const uint SFAC = 0;
 #define SKT 8u // SSD_SUM's k-step (tokens): 16 measured slower (0.73 vs 0.57 ms; round 9: 0.413 vs 0.367, 123 registers)
 // An invocation's 4 rows (n) are consecutive and read as one vec4 (a
@@ -177,7 +179,6 @@ void main() {
             const uint nyz = p.nq * p.nh * p.nt, o = ssd_fac(0u) + (q * p.nh + h) * p.nt + c * Q + i;
             sr[o] = seL[i];
             sr[nyz + o] = seR[i] * sdtp[i];
-            sr[2u * nyz + o] = sdtp[i];
         }
     float aS[4][RN], aR[4][RN];
     UNROLL for (uint i = 0; i < 4u; i++)
@@ -1352,19 +1353,23 @@ void main() {
     // Row partials over the column invocations, in a fixed order: yi in
     // sms, zz in smk, sum_p x d_XD in the staging area and the <lam, s_in>
     // partials after it (the host keeps TCW * Q + WG within the staging).
+    // (XS: no phase 2, so no row partials of the dots.)
 #if defined(SSD_P2W)
-    UNROLL for (uint i = 0; i < 8u; i++) {
-        const uint t = (i / 4u) * 32u + r2 * 4u + i % 4u;
-        SMS(c2 * Q + t) = yi[i];
-        SMK(c2 * Q + t) = zz[i];
-    }
+    if (!XS)
+        UNROLL for (uint i = 0; i < 8u; i++) {
+            const uint t = (i / 4u) * 32u + r2 * 4u + i % 4u;
+            SMS(c2 * Q + t) = yi[i];
+            SMK(c2 * Q + t) = zz[i];
+        }
     UNROLL for (uint i = 0; i < MRM; i++)
         STG(tcl * Q + ROW(i)) = dxp[i];
 #else
     UNROLL for (uint i = 0; i < MRM; i++) {
         const uint t = ROW(i);
-        SMS(tcl * Q + t) = yi[i];
-        SMK(tcl * Q + t) = zz[i];
+        if (!XS) {
+            SMS(tcl * Q + t) = yi[i];
+            SMK(tcl * Q + t) = zz[i];
+        }
         STG(tcl * Q + t) = dxp[i];
     }
 #endif
@@ -1372,20 +1377,20 @@ void main() {
     barrier();
     for (uint v = tid; v < Q; v += WG) {
         float a = 0.0, b = 0.0, x = 0.0;
-        for (uint k = 0; k < NYZ; k++) {
-            a += SMS(k * Q + v);
-            b += SMK(k * Q + v);
+        if (XS) { // SSD_XC's dots (zz without its dt')
+            const uint yo = ssd_yz(NRS) + qh * p.nt + t0 + v, nyz = p.nq * p.nh * p.nt;
+            if (t0 + v < p.nt) {
+                a = sr[yo];
+                b = sr[nyz + yo] * sdtp[v];
+            }
+        } else {
+            for (uint k = 0; k < NYZ; k++) {
+                a += SMS(k * Q + v);
+                b += SMK(k * Q + v);
+            }
         }
         for (uint k = 0; k < TCW; k++)
             x += STG(k * Q + v);
-        if (XS) { // SSD_XC's dots
-            const uint yo = ssd_yz(NRS) + qh * p.nt + t0 + v, nyz = p.nq * p.nh * p.nt;
-            a = b = 0.0;
-            if (t0 + v < p.nt) {
-                a = sr[yo];
-                b = sr[nyz + yo];
-            }
-        }
         syi[v] = a;
         sz[v] = b;
         sdx[v] = x;
@@ -1446,69 +1451,96 @@ void main() {
 #endif
 
 #if defined(SSD_XC)
-// Workgroup (split k, q, g, which, c, 128 columns of n): which 1 the d_C
-// rows t = sum over heads h of split k of e^L_t (G_h s_in,h^T)[t, n], which 0
-// the d_B rows u = sum of e^(Le-L_u) dt'_u (X_h lam_h^T)[u, n] (long-k
-// products, k = (h, p)); per head also the d_l dots yi[h, t] =
-// C_t.(G_h s_in,h^T)[t] and zz[h, u] = dt'_u B_u.(X_h lam_h^T)[u], summed
-// over n in a fixed order. Each head's product P_h is formed in registers,
-// dotted, then scaled into the accumulator, which lives in shared memory
-// (registers hold P_h only). The per-token factors come from SSD_SUM (FAC).
-// Tiles are loaded as 16-byte pieces along p (the host ensures head_dim and
-// the x / g_y offsets and strides are multiples of 4, and several chunks, so
-// that s_in and lam come from scratch). Invocations hold Q / 8 rows x 4
-// columns: rows ib * 32 + 4 * (lane % 8) + i, columns 4 * (4 * warp + lane
-// / 8) + j (8 x 4 blocks of invocations per 32: a row read is 8 vec4s, a
-// column read 4).
+// Workgroup (split k, q, g, which, c): which 1 the d_C rows t = sum over
+// heads h of split k of e^L_t (G_h s_in,h^T)[t, n], which 0 the d_B rows u =
+// sum of e^(Le-L_u) dt'_u (X_h lam_h^T)[u, n] (long-k products, k = (h, p));
+// per head also the d_l dots yi[h, t] = C_t.(G_h s_in,h^T)[t] and zz[h, u] =
+// B_u.(X_h lam_h^T)[u] (SSD_MAIN scales zz by dt'), summed over n in a fixed
+// order. All of n is one tile of XNW columns (the host ensures d_state <=
+// XNW, several chunks, so that s_in and lam come from scratch, and WG ==
+// 256). Each head's product P_h is formed in registers, dotted with C or B
+// (staged once per workgroup), then scaled into the accumulator, also in
+// registers; the per-token factors come from SSD_SUM (FAC). The k-steps of
+// all the split's heads form one pipeline: the next one's tiles (the next
+// head's first, at a head's last) are in flight during each. Invocations
+// hold Q / 8 rows x 4 XCG columns: rows ib * 32 + 4 * (lane / 4) + i,
+// columns 4 * (4 * warp + lane % 4 + NCG jc) + j. XSH 1: a head's row dots are summed over
+// the 4 column groups of a warp by two subgroup shuffles (the host ensures
+// subgroups of 4 and more), then over the 8 warps from shared memory by Q
+// invocations during the next head's first k-step: no barrier of their own.
+// XSH 0: over the 32 column groups in shared memory (in the staging, so
+// between the head's last k-step and the next head's first: 4 barriers).
 layout(constant_id = 2) const uint NXS = 1;  // head splits of a group
 layout(constant_id = 3) const uint XKT = 16; // k-step (p): 8 or 16
+// 1: tiles loaded as 16-byte pieces (the host ensures head_dim and the x /
+// g_y offsets and strides are multiples of 4); 0: as 4 scalars.
+layout(constant_id = 4) const uint XV4 = 1;
+layout(constant_id = 5) const uint XSH = 1;
 // Column groups per invocation (1 or 2): the workgroup is 256 / XCG
 // invocations, the column groups of each c2 + j * NCG (j < XCG).
-layout(constant_id = 4) const uint XCG = 1;
+layout(constant_id = 6) const uint XCG = 1;
 #define NCG (32u / XCG)
-#define XNW 128u           // columns of n per workgroup (the host ensures WG == 256 / XCG)
+#define XNW 128u           // columns of n per workgroup
 #define XQP (Q + 4u)       // A tile pitch (tokens), B tile pitch (n)
-#define XSB (XNW + 4u)
+#define XSB (XNW + 4u)     // (C / B rows too: 16-byte reads conflict-free)
 #define XRV (Q / 32u)      // vec4 row blocks per invocation
-#define XNR (4u * XRV)     // rows per invocation
-#define XPART (WG / Q)     // first-level parts of the dot sums
-// Staging: the A tile [XKT][XQP], the B tile [XKT][XSB]; between a head's
-// last k-step and the next head's first, the row dots of the column groups
-// [32][Q] (then the part sums) in the same place.
-#define XSTG (XKT * (XQP + XSB) > 32u * Q ? XKT * (XQP + XSB) : 32u * Q)
-shared vec4 xstg4[XSTG / 4u];
-shared vec4 xacc4[32u * (Q + 1u)]; // the accumulator, [column group][row] (padded)
+#define XNR (4u * XRV)     // rows per invocation (8 at most), per column group
+#define XNWP (WG / 32u)    // warps (of 32 invocations) in the dot sums
+#define XPART (WG / Q)     // XSH 0: first-level parts of the dot sums
+// Staging: the A tile [XKT][XQP], the B tile [XKT][XSB]; XSH 0: the row
+// dots of the invocations' columns [NCG][Q + 1] (then the part sums) in the
+// same place.
+#define XRED (XSH == 0u ? NCG * (Q + 1u) : 0u)
+#define XSTG (XRED > XKT * (XQP + XSB) ? XRED : XKT * (XQP + XSB))
+shared vec4 xstg4[(XSTG + 3u) / 4u];
+shared vec4 xcb4[Q * XSB / 4u];             // C (d_C) or B (d_B) rows of the chunk
+shared float xdot[XSH != 0u ? XNWP * Q : 1u]; // XSH 1: a head's row dots per warp
 #define XST(i) xstg4[(i) >> 2][(i) & 3u]
+#define xred(i) XST(i)
 #define XA(k, i) XST((k) * XQP + (i))
 #define XB(k, j) XST(XKT * XQP + (k) * XSB + (j))
 #define XAV(k, r) xstg4[(k) * (XQP / 4u) + (r)]
 #define XBV(k, c) xstg4[(XKT * XQP + (k) * XSB) / 4u + (c)]
-#define xred(i) XST(i)
-#define XPA ((XKT * Q / 4u + WG - 1u) / WG)   // 16-byte pieces per invocation
+#define XCB(t, j) xcb4[((t) * XSB + (j)) >> 2][((t) * XSB + (j)) & 3u]
+#define XPA ((XKT * Q / 4u + WG - 1u) / WG) // 4-float pieces per invocation
 #define XPB ((XKT * XNW / 4u + WG - 1u) / WG)
 vec4 xra[XPA], xrb[XPB]; // the next k-step's tiles, fetched during this one
 layout(std430, set = 0, binding = 1) readonly buffer BufX4 { vec4 x4_data[]; };
 layout(std430, set = 0, binding = 7) readonly buffer BufG4 { vec4 g4_data[]; };
 
 // A tile: g_y (which 1) or x (which 0) rows t, k along p; B tile: s_in
-// (which 1) or lam (which 0) columns n, k along p; piece e covers k
-// 4 (e % (XKT / 4)) .. + 3 of row / column e / (XKT / 4).
-void xc_fetch(uint which, uint q, uint h, uint t0, uint sbase, uint n0, uint p0) {
+// (which 1) or lam (which 0) columns n, k along p, of head h, chunk c;
+// piece e covers k 4 (e % (XKT / 4)) .. + 3 of row / column e / (XKT / 4).
+void xc_fetch(uint which, uint q, uint h, uint c, uint p0) {
+    const uint t0 = c * Q;
     UNROLL for (uint k = 0; k < XPA; k++) {
         const uint e = gl_LocalInvocationIndex + k * WG;
         const uint t = t0 + e / (XKT / 4u), pp = p0 + 4u * (e % (XKT / 4u));
         xra[k] = vec4(0.0);
-        if (e < XKT * Q / 4u && t < p.nt && pp < p.hd)
-            xra[k] = which == 1u ? g4_data[(p.off_g + pp + p.hd * (h + p.nh * (t + p.nt * q))) / 4u]
-                                 : x4_data[(p.off_x + pp + h * p.x_h + t * p.x_t + q * p.x_q) / 4u];
+        if (e < XKT * Q / 4u && t < p.nt && pp < p.hd) {
+            const uint og = p.off_g + pp + p.hd * (h + p.nh * (t + p.nt * q));
+            const uint ox = p.off_x + pp + h * p.x_h + t * p.x_t + q * p.x_q;
+            if (XV4 != 0u)
+                xra[k] = which == 1u ? g4_data[og / 4u] : x4_data[ox / 4u];
+            else
+                UNROLL for (uint j = 0; j < 4u; j++)
+                    if (pp + j < p.hd)
+                        xra[k][j] = which == 1u ? g_data[og + j] : x_data[ox + j];
+        }
     }
-    const uint lo = which == 1u ? sbase : ssd_nsr() + sbase;
+    const uint lo = (which == 1u ? 0u : ssd_nsr()) + ((q * p.nh + h) * p.nc + c) * p.ds * p.hd;
     UNROLL for (uint k = 0; k < XPB; k++) {
         const uint e = gl_LocalInvocationIndex + k * WG;
-        const uint n = n0 + e / (XKT / 4u), pp = p0 + 4u * (e % (XKT / 4u));
+        const uint n = e / (XKT / 4u), pp = p0 + 4u * (e % (XKT / 4u));
         xrb[k] = vec4(0.0);
-        if (e < XKT * XNW / 4u && n < p.ds && pp < p.hd)
-            xrb[k] = sr4[(lo + n * p.hd + pp) / 4u];
+        if (e < XKT * XNW / 4u && n < p.ds && pp < p.hd) {
+            if (XV4 != 0u)
+                xrb[k] = sr4[(lo + n * p.hd + pp) / 4u];
+            else
+                UNROLL for (uint j = 0; j < 4u; j++)
+                    if (pp + j < p.hd)
+                        xrb[k][j] = sr[lo + n * p.hd + pp + j];
+        }
     }
 }
 void xc_put() {
@@ -1525,14 +1557,22 @@ void xc_put() {
                 XB(4u * (e % (XKT / 4u)) + j, e / (XKT / 4u)) = xrb[k][j];
     }
 }
+// Head hb's row dots (scratch offset yo + hb): the warps' sums added in order.
+void xc_dots_out(uint yo, uint hb, uint t0) {
+    const uint v = gl_LocalInvocationIndex;
+    if (v < Q && t0 + v < p.nt) {
+        float y = 0.0;
+        UNROLL for (uint j = 0; j < XNWP; j++)
+            y += xdot[j * Q + v];
+        sr[yo + hb + t0 + v] = y;
+    }
+}
 
 void main() {
-    const uint ntn = (p.ds + XNW - 1u) / XNW, hpg = p.nh / p.ng, hps = (hpg + NXS - 1u) / NXS;
+    const uint hpg = p.nh / p.ng, hps = (hpg + NXS - 1u) / NXS;
     uint w = vkg_group_linear();
-    if (w >= NXS * p.nq * p.ng * 2u * p.nc * ntn)
+    if (w >= NXS * p.nq * p.ng * 2u * p.nc)
         return;
-    const uint n0 = (w % ntn) * XNW;
-    w /= ntn;
     const uint c = w % p.nc;
     w /= p.nc;
     const uint which = w % 2u;
@@ -1540,17 +1580,25 @@ void main() {
     const uint g = w % p.ng;
     w /= p.ng;
     const uint q = w % p.nq, k = w / p.nq;
-    const uint tid = gl_LocalInvocationIndex, lane = tid % 32u, r2 = lane % 8u;
-    const uint c2 = (tid / 32u) * 4u + lane / 8u, t0 = c * Q;
+    const uint tid = gl_LocalInvocationIndex, lane = tid % 32u, r2 = lane / 4u;
+    const uint wp = tid / 32u, c2 = wp * 4u + lane % 4u, t0 = c * Q;
     const uint h_lo = g * hpg + min(k * hps, hpg), h_hi = g * hpg + min((k + 1u) * hps, hpg);
     const uint nyz = p.nq * p.nh * p.nt, yo = ssd_yz(0u) + (1u - which) * nyz;
-    // FAC: e^L (d_C) or e^(Le-L) dt' (d_B) scale the rows; dt' the d_B dots.
+    // FAC: e^L (d_C) or e^(Le-L) dt' (d_B) scale the rows.
     const uint fo = ssd_fac(0u) + (1u - which) * nyz;
-    UNROLL for (uint j = 0; j < XCG; j++)
-        UNROLL for (uint r = 0; r < XNR; r++)
-            xacc4[(c2 + j * NCG) * (Q + 1u) + (r / 4u) * 32u + r2 * 4u + r % 4u] = vec4(0.0);
+    if (h_lo < h_hi)
+        xc_fetch(which, q, h_lo, c, 0u);
+    for (uint e = tid; e < Q * XNW; e += WG) {
+        const uint t = t0 + e / XNW, n = e % XNW;
+        float v = 0.0;
+        if (t < p.nt && n < p.ds)
+            v = which == 1u ? ld_C(n, g, t, q) : ld_B(n, g, t, q);
+        XCB(e / XNW, n) = v;
+    }
+    vec4 acc[XCG * XNR];
+    UNROLL for (uint r = 0; r < XCG * XNR; r++)
+        acc[r] = vec4(0.0);
     for (uint h = h_lo; h < h_hi; h++) {
-        const uint sbase = ((q * p.nh + h) * p.nc + c) * p.ds * p.hd;
         const uint hb = (q * p.nh + h) * p.nt;
         // This head's row factors: in flight during its k-steps.
         float fr[XNR];
@@ -1562,12 +1610,17 @@ void main() {
         vec4 pr[XCG * XNR];
         UNROLL for (uint r = 0; r < XCG * XNR; r++)
             pr[r] = vec4(0.0);
-        xc_fetch(which, q, h, t0, sbase, n0, 0u);
         for (uint p0 = 0; p0 < p.hd; p0 += XKT) {
             xc_put();
             barrier();
             if (p0 + XKT < p.hd)
-                xc_fetch(which, q, h, t0, sbase, n0, p0 + XKT);
+                xc_fetch(which, q, h, c, p0 + XKT);
+            else if (h + 1u < h_hi)
+                xc_fetch(which, q, h + 1u, c, 0u);
+            // The previous head's dots (written before this barrier, next
+            // written after this k-step's second one).
+            if (XSH != 0u && p0 == 0u && h > h_lo)
+                xc_dots_out(yo, hb - p.nt, t0);
             UNROLL for (uint kk = 0; kk < XKT; kk++) {
                 vec4 b[XCG];
                 UNROLL for (uint j = 0; j < XCG; j++)
@@ -1582,54 +1635,73 @@ void main() {
             }
             barrier();
         }
-        // This head's dots over this invocation's 4 columns (C or B from
-        // memory, cached), and its scaled part; then the dots over the 32
-        // column groups in two levels, in order (XPART parts of 32 / XPART
-        // groups, then the parts).
-        UNROLL for (uint jg = 0; jg < XCG; jg++)
-            UNROLL for (uint ib = 0; ib < XRV; ib++)
-                UNROLL for (uint i = 0; i < 4u; i++) {
-                    const uint t = ib * 32u + r2 * 4u + i, r = ib * 4u + i, cg = c2 + jg * NCG;
-                    vec4 cb = vec4(0.0);
-                    UNROLL for (uint j = 0; j < 4u; j++) {
-                        const uint n = n0 + cg * 4u + j;
-                        if (t0 + t < p.nt && n < p.ds)
-                            cb[j] = which == 1u ? ld_C(n, g, t0 + t, q) : ld_B(n, g, t0 + t, q);
-                    }
-                    const vec4 v = cb * pr[jg * XNR + r];
-                    xred(cg * Q + t) = (v.x + v.y) + (v.z + v.w);
-                    const uint ai = cg * (Q + 1u) + t;
-                    xacc4[ai] = fma(vec4(fr[r]), pr[jg * XNR + r], xacc4[ai]);
-                }
-        barrier();
-        float d = 0.0;
-        {
-            const uint t = tid % Q, part = tid / Q;
-            UNROLL for (uint j = 0; j < 32u / XPART; j++)
-                d += xred((part * (32u / XPART) + j) * Q + t);
-        }
-        barrier();
-        xred(tid) = d;
-        barrier();
-        if (tid < Q && t0 + tid < p.nt) {
-            float y = 0.0;
-            UNROLL for (uint j = 0; j < XPART; j++)
-                y += xred(j * Q + tid);
-            if (which == 0u) // dt'_u B_u.(X lam^T)[u]
-                y *= sr[ssd_fac(0u) + 2u * nyz + hb + t0 + tid];
-            sr[yo + hb + t0 + tid] = y;
-        }
-        barrier(); // (the staging is the next head's)
-    }
-    const uint ob = which == 1u ? ssd_nbc() : 0u;
-    UNROLL for (uint jg = 0; jg < XCG; jg++)
+        // This head's dots over this invocation's 4 XCG columns (its
+        // column groups in order), and its scaled part.
+        float dv[8];
         UNROLL for (uint ib = 0; ib < XRV; ib++)
             UNROLL for (uint i = 0; i < 4u; i++) {
-                const uint tl = ib * 32u + r2 * 4u + i, t = t0 + tl, cg = c2 + jg * NCG;
-                const uint n = n0 + cg * 4u;
+                const uint t = ib * 32u + r2 * 4u + i, r = ib * 4u + i;
+                float d = 0.0;
+                UNROLL for (uint j = 0; j < XCG; j++) {
+                    const vec4 v = xcb4[(t * XSB) / 4u + c2 + j * NCG] * pr[j * XNR + r];
+                    d += (v.x + v.y) + (v.z + v.w);
+                    acc[j * XNR + r] = fma(vec4(fr[r]), pr[j * XNR + r], acc[j * XNR + r]);
+                }
+                dv[r] = d;
+            }
+        if (XSH != 0u) {
+            // Over the warp's 4 column groups (lanes 1 and 2 apart), in
+            // order; written out, not looped, so that dv stays in registers.
+#define XC_SHUF(r)                                                       \
+    {                                                                    \
+        float d = dv[r];                                                 \
+        d += subgroupShuffleXor(d, 1u);                                  \
+        d += subgroupShuffleXor(d, 2u);                                  \
+        if (lane % 4u == 0u)                                             \
+            xdot[wp * Q + ((r) / 4u) * 32u + r2 * 4u + (r) % 4u] = d;    \
+    }
+            XC_SHUF(0u) XC_SHUF(1u) XC_SHUF(2u) XC_SHUF(3u)
+            if (XRV > 1u) {
+                XC_SHUF(4u) XC_SHUF(5u) XC_SHUF(6u) XC_SHUF(7u)
+            }
+        } else {
+            // Over the NCG invocations' columns in two levels, in order
+            // (XPART parts of NCG / XPART, then the parts).
+            UNROLL for (uint ib = 0; ib < XRV; ib++)
+                UNROLL for (uint i = 0; i < 4u; i++)
+                    xred(c2 * (Q + 1u) + ib * 32u + r2 * 4u + i) = dv[ib * 4u + i];
+            barrier();
+            float d = 0.0;
+            {
+                const uint t = tid % Q, part = tid / Q;
+                UNROLL for (uint j = 0; j < NCG / XPART; j++)
+                    d += xred((part * (NCG / XPART) + j) * (Q + 1u) + t);
+            }
+            barrier();
+            xred(tid) = d;
+            barrier();
+            if (tid < Q && t0 + tid < p.nt) {
+                float y = 0.0;
+                UNROLL for (uint j = 0; j < XPART; j++)
+                    y += xred(j * Q + tid);
+                sr[yo + hb + t0 + tid] = y;
+            }
+            barrier(); // (the staging is the next head's)
+        }
+    }
+    if (XSH != 0u) {
+        barrier();
+        if (h_lo < h_hi)
+            xc_dots_out(yo, (q * p.nh + h_hi - 1u) * p.nt, t0);
+    }
+    const uint ob = which == 1u ? ssd_nbc() : 0u;
+    UNROLL for (uint j = 0; j < XCG; j++)
+        UNROLL for (uint ib = 0; ib < XRV; ib++)
+            UNROLL for (uint i = 0; i < 4u; i++) {
+                const uint t = t0 + ib * 32u + r2 * 4u + i, n = (c2 + j * NCG) * 4u;
                 if (t < p.nt)
                     bc_put4(ob + (((k * p.nq + q) * p.ng + g) * p.nt + t) * p.ds + n, n,
-                            xacc4[cg * (Q + 1u) + tl]);
+                            acc[j * XNR + ib * 4u + i]);
             }
 }
 #endif

@@ -93,7 +93,7 @@ uint ssd_ms(uint nr) { return ssd_ddt(nr) + p.nq * p.nh * p.nt * nr; }
 uint ssd_xs(uint nr) { return ssd_ms(nr) + p.nq * p.nh * p.nc * Q * Q; }
 // SSD_XC's d_l dots (XS): C.(s_in g) then B.(lam xd), [q][h][t] each.
 uint ssd_yz(uint nr) { return ssd_xs(nr) + 2u * p.nq * p.ng * p.nt * p.ds; }
-// SSD_SUM's per-token factors for SSD_XC (XS), [3][q][h][t], after those.
+// SSD_SUM's per-token factors for SSD_XC (XS), [2][q][h][t], after those.
 uint ssd_fac(uint nr) { return ssd_yz(nr) + 2u * p.nq * p.nh * p.nt; }
 uint ssd_nbc() { return p.nq * p.nh * p.nt * p.ds; }
 // K = C B^T of (q, g, c) when precomputed (after the d_B / d_C partials).
