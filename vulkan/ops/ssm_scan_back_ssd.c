@@ -174,8 +174,7 @@
  * SSD_XS_C64 chunk-heads), VKG_TUNE_SSD_NXS=N (SSD_XC's workgroups per
  * group: the heads split N ways), VKG_TUNE_SSD_XKT=8|16 (SSD_XC's k-step),
  * VKG_TUNE_SSD_XV4=0|1 (SSD_XC's tiles as 16-byte pieces where aligned),
- * VKG_TUNE_SSD_XSH=0|1 (SSD_XC's row dots by subgroup shuffles),
- * VKG_TUNE_SSD_XCG=1|2 (SSD_XC's column groups per invocation). (The
+ * VKG_TUNE_SSD_XSH=0|1 (SSD_XC's row dots by subgroup shuffles). (The
  * per-stage times above were taken with a timing-only knob that left stages out; as its
  * results were wrong it is not kept.)
  *
@@ -267,13 +266,13 @@ enum {
     SSD_NDOT = 16,    /* mirrors NDOT: SSD_MAIN's two-level sums */
     SSD_XC_KT = 16,   /* SSD_XC's k-step (XKT), 8 or 16 */
     SSD_XC_N = 128,   /* mirrors XNW: SSD_XC's columns of n per workgroup */
-    SSD_XC_WG = 256,  /* SSD_XC's invocations times column groups (XCG) */
-    SSD_XC_WGS = 256, /* SSD_XC's workgroups wanted (head splits) */
+    SSD_XC_WG = 256,  /* SSD_XC's invocations: the shader's layout assumes it */
+    SSD_XC_WGS = 128, /* SSD_XC's workgroups wanted (head splits; see round 15) */
     SSD_Q_MAX = 64,
     SSD_SMALL_C64 = 32, /* see the defaults in vkg_vk_scan_back_ssd */
     SSD_MID_C64 = 256,
     SSD_XH_C64 = 1024, /* XH from here (see round 7 above) */
-    SSD_XS_C64 = 4096, /* XS from here (see round 14 above) */
+    SSD_XS_C64 = 1024, /* XS from here (see round 15 above) */
     /* CPU devices: llvmpipe ends a shader's loops past 65535 iterations in
      * all; the serial loops here (chunks, sequences x chunks) stay far below. */
     SSD_CPU_LOOP_MAX = 16384,
@@ -390,16 +389,12 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
     const uint32_t sg = dev->subgroup_fixed ? dev->subgroup_fixed : info->subgroup_size;
     const uint32_t xsh =
         dev->subgroup_shuffle && sg >= 4 && vkg_vk_tune_int("VKG_TUNE_SSD_XSH", 1) != 0;
-    /* SSD_XC's column groups per invocation: 1 (256 invocations) or 2 (128). */
-    const uint32_t xcg = vkg_vk_tune_int("VKG_TUNE_SSD_XCG", 1) >= 2 ? 2 : 1;
-    const uint32_t xc_wg = SSD_XC_WG / xcg;
-    /* SSD_XC's shared memory: staging (xsh 0: or the dots of the
-     * invocations' columns, if larger), C / B rows, xsh 1: the warps' row
-     * dots. */
-    const uint64_t xstg = xkt * (q + 4 + SSD_XC_N + 4), xred = 32 / xcg * (q + 1);
-    const uint64_t xc_shared =
-        ((xsh || xstg >= xred ? xstg : xred) + q * (SSD_XC_N + 4) + (xsh ? xc_wg / 32 * q : 1)) *
-        sizeof(float);
+    /* SSD_XC's shared memory: staging (xsh 0: or the dots of the column
+     * groups, if larger), C / B rows, xsh 1: the warps' row dots. */
+    const uint64_t xstg = xkt * (q + 4 + SSD_XC_N + 4), xred = 32 * (q + 1);
+    const uint64_t xc_shared = ((xsh || xstg >= xred ? xstg : xred) + q * (SSD_XC_N + 4) +
+                                (xsh ? SSD_XC_WG / 32 * q : 1)) *
+                               sizeof(float);
     /* 16-byte tile loads where every x / g_y piece is 16-byte aligned. */
     const bool xs_al =
         hd % 4 == 0 && vkg_vk_elem_offset(enc, x) % 4 == 0 && vkg_vk_elem_offset(enc, g) % 4 == 0 &&
@@ -542,10 +537,9 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
         vkg_vk_barrier(enc);
     }
     if (xs) { /* after SSD_SUM and SSD_CARRY (xs needs several chunks), before SSD_MAIN */
-        const uint32_t xcspec[7] = {xc_wg, (uint32_t)q, (uint32_t)nxs, (uint32_t)xkt, xv4,
-                                    xsh,   xcg};
+        const uint32_t xcspec[6] = {SSD_XC_WG, (uint32_t)q, (uint32_t)nxs, (uint32_t)xkt, xv4, xsh};
         vkg_vk_grid(enc, nxs * xc_wg1, &gx, &gy);
-        *st = vkg_vk_dispatch(enc, &k_ssd_xc, xcspec, 7, t, 11, &p, gx, gy, 1);
+        *st = vkg_vk_dispatch(enc, &k_ssd_xc, xcspec, 6, t, 11, &p, gx, gy, 1);
         if (*st != VKG_STATUS_OK) return true;
         vkg_vk_barrier(enc);
     }

@@ -1463,8 +1463,8 @@ void main() {
 // registers; the per-token factors come from SSD_SUM (FAC). The k-steps of
 // all the split's heads form one pipeline: the next one's tiles (the next
 // head's first, at a head's last) are in flight during each. Invocations
-// hold Q / 8 rows x 4 XCG columns: rows ib * 32 + 4 * (lane / 4) + i,
-// columns 4 * (4 * warp + lane % 4 + NCG jc) + j. XSH 1: a head's row dots are summed over
+// hold Q / 8 rows x 4 columns: rows ib * 32 + 4 * (lane / 4) + i, columns
+// 4 * (4 * warp + lane % 4) + j. XSH 1: a head's row dots are summed over
 // the 4 column groups of a warp by two subgroup shuffles (the host ensures
 // subgroups of 4 and more), then over the 8 warps from shared memory by Q
 // invocations during the next head's first k-step: no barrier of their own.
@@ -1476,21 +1476,17 @@ layout(constant_id = 3) const uint XKT = 16; // k-step (p): 8 or 16
 // g_y offsets and strides are multiples of 4); 0: as 4 scalars.
 layout(constant_id = 4) const uint XV4 = 1;
 layout(constant_id = 5) const uint XSH = 1;
-// Column groups per invocation (1 or 2): the workgroup is 256 / XCG
-// invocations, the column groups of each c2 + j * NCG (j < XCG).
-layout(constant_id = 6) const uint XCG = 1;
-#define NCG (32u / XCG)
 #define XNW 128u           // columns of n per workgroup
 #define XQP (Q + 4u)       // A tile pitch (tokens), B tile pitch (n)
 #define XSB (XNW + 4u)     // (C / B rows too: 16-byte reads conflict-free)
 #define XRV (Q / 32u)      // vec4 row blocks per invocation
-#define XNR (4u * XRV)     // rows per invocation (8 at most), per column group
+#define XNR (4u * XRV)     // rows per invocation (8 at most)
 #define XNWP (WG / 32u)    // warps (of 32 invocations) in the dot sums
 #define XPART (WG / Q)     // XSH 0: first-level parts of the dot sums
 // Staging: the A tile [XKT][XQP], the B tile [XKT][XSB]; XSH 0: the row
-// dots of the invocations' columns [NCG][Q + 1] (then the part sums) in the
-// same place.
-#define XRED (XSH == 0u ? NCG * (Q + 1u) : 0u)
+// dots of the column groups [32][Q + 1] (then the part sums) in the same
+// place.
+#define XRED (XSH == 0u ? 32u * (Q + 1u) : 0u)
 #define XSTG (XRED > XKT * (XQP + XSB) ? XRED : XKT * (XQP + XSB))
 shared vec4 xstg4[(XSTG + 3u) / 4u];
 shared vec4 xcb4[Q * XSB / 4u];             // C (d_C) or B (d_B) rows of the chunk
@@ -1595,8 +1591,8 @@ void main() {
             v = which == 1u ? ld_C(n, g, t, q) : ld_B(n, g, t, q);
         XCB(e / XNW, n) = v;
     }
-    vec4 acc[XCG * XNR];
-    UNROLL for (uint r = 0; r < XCG * XNR; r++)
+    vec4 acc[XNR];
+    UNROLL for (uint r = 0; r < XNR; r++)
         acc[r] = vec4(0.0);
     for (uint h = h_lo; h < h_hi; h++) {
         const uint hb = (q * p.nh + h) * p.nt;
@@ -1607,8 +1603,8 @@ void main() {
                 const uint t = t0 + ib * 32u + r2 * 4u + i;
                 fr[ib * 4u + i] = t < p.nt ? sr[fo + hb + t] : 0.0;
             }
-        vec4 pr[XCG * XNR];
-        UNROLL for (uint r = 0; r < XCG * XNR; r++)
+        vec4 pr[XNR];
+        UNROLL for (uint r = 0; r < XNR; r++)
             pr[r] = vec4(0.0);
         for (uint p0 = 0; p0 < p.hd; p0 += XKT) {
             xc_put();
@@ -1622,32 +1618,24 @@ void main() {
             if (XSH != 0u && p0 == 0u && h > h_lo)
                 xc_dots_out(yo, hb - p.nt, t0);
             UNROLL for (uint kk = 0; kk < XKT; kk++) {
-                vec4 b[XCG];
-                UNROLL for (uint j = 0; j < XCG; j++)
-                    b[j] = XBV(kk, c2 + j * NCG);
+                const vec4 b = XBV(kk, c2);
                 UNROLL for (uint ib = 0; ib < XRV; ib++) {
                     const vec4 a = XAV(kk, ib * 8u + r2);
-                    UNROLL for (uint j = 0; j < XCG; j++)
-                        UNROLL for (uint i = 0; i < 4u; i++)
-                            pr[j * XNR + ib * 4u + i] =
-                                fma(vec4(a[i]), b[j], pr[j * XNR + ib * 4u + i]);
+                    UNROLL for (uint i = 0; i < 4u; i++)
+                        pr[ib * 4u + i] = fma(vec4(a[i]), b, pr[ib * 4u + i]);
                 }
             }
             barrier();
         }
-        // This head's dots over this invocation's 4 XCG columns (its
-        // column groups in order), and its scaled part.
+        // This head's dots over this invocation's 4 columns, and its
+        // scaled part.
         float dv[8];
         UNROLL for (uint ib = 0; ib < XRV; ib++)
             UNROLL for (uint i = 0; i < 4u; i++) {
                 const uint t = ib * 32u + r2 * 4u + i, r = ib * 4u + i;
-                float d = 0.0;
-                UNROLL for (uint j = 0; j < XCG; j++) {
-                    const vec4 v = xcb4[(t * XSB) / 4u + c2 + j * NCG] * pr[j * XNR + r];
-                    d += (v.x + v.y) + (v.z + v.w);
-                    acc[j * XNR + r] = fma(vec4(fr[r]), pr[j * XNR + r], acc[j * XNR + r]);
-                }
-                dv[r] = d;
+                const vec4 v = xcb4[(t * XSB) / 4u + c2] * pr[r];
+                dv[r] = (v.x + v.y) + (v.z + v.w);
+                acc[r] = fma(vec4(fr[r]), pr[r], acc[r]);
             }
         if (XSH != 0u) {
             // Over the warp's 4 column groups (lanes 1 and 2 apart), in
@@ -1665,8 +1653,8 @@ void main() {
                 XC_SHUF(4u) XC_SHUF(5u) XC_SHUF(6u) XC_SHUF(7u)
             }
         } else {
-            // Over the NCG invocations' columns in two levels, in order
-            // (XPART parts of NCG / XPART, then the parts).
+            // Over the 32 column groups in two levels, in order (XPART
+            // parts of 32 / XPART groups, then the parts).
             UNROLL for (uint ib = 0; ib < XRV; ib++)
                 UNROLL for (uint i = 0; i < 4u; i++)
                     xred(c2 * (Q + 1u) + ib * 32u + r2 * 4u + i) = dv[ib * 4u + i];
@@ -1674,8 +1662,8 @@ void main() {
             float d = 0.0;
             {
                 const uint t = tid % Q, part = tid / Q;
-                UNROLL for (uint j = 0; j < NCG / XPART; j++)
-                    d += xred((part * (NCG / XPART) + j) * (Q + 1u) + t);
+                UNROLL for (uint j = 0; j < 32u / XPART; j++)
+                    d += xred((part * (32u / XPART) + j) * (Q + 1u) + t);
             }
             barrier();
             xred(tid) = d;
@@ -1695,14 +1683,13 @@ void main() {
             xc_dots_out(yo, (q * p.nh + h_hi - 1u) * p.nt, t0);
     }
     const uint ob = which == 1u ? ssd_nbc() : 0u;
-    UNROLL for (uint j = 0; j < XCG; j++)
-        UNROLL for (uint ib = 0; ib < XRV; ib++)
-            UNROLL for (uint i = 0; i < 4u; i++) {
-                const uint t = t0 + ib * 32u + r2 * 4u + i, n = (c2 + j * NCG) * 4u;
-                if (t < p.nt)
-                    bc_put4(ob + (((k * p.nq + q) * p.ng + g) * p.nt + t) * p.ds + n, n,
-                            acc[j * XNR + ib * 4u + i]);
-            }
+    UNROLL for (uint ib = 0; ib < XRV; ib++)
+        UNROLL for (uint i = 0; i < 4u; i++) {
+            const uint t = t0 + ib * 32u + r2 * 4u + i, n = c2 * 4u;
+            if (t < p.nt)
+                bc_put4(ob + (((k * p.nq + q) * p.ng + g) * p.nt + t) * p.ds + n, n,
+                        acc[ib * 4u + i]);
+        }
 }
 #endif
 
