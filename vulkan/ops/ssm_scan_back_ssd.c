@@ -207,6 +207,30 @@
  * 0.737, SSD_MAIN 0.999 adding the partials), 2 column groups per
  * invocation on 128 invocations (205 registers: 0.805). Without the
  * <lam, s_in> fetch SSD_MAIN takes 128 registers and 0.815 ms (timing-only).
+ *
+ * Round 15, SSD_XC rebuilt: each head's product and the accumulator in
+ * registers, C / B staged once per workgroup; the k-steps of all the
+ * split's heads one pipeline (the next head's first tiles in flight during
+ * a head's last k-step); the row dots summed over a warp's 4 column groups
+ * by two subgroup shuffles and over the 8 warps during the next head's
+ * first k-step (no barrier of their own; XSH 0, shared memory and 4
+ * barriers per head, where shuffles are missing). H200, alternating runs:
+ * SSD_XC 0.642 -> 0.499 ms at 2 splits, 165 registers; the op at 64 heads x
+ * 4096 tokens 2.081-2.084 -> 1.929-1.931, at 1024 tokens 0.590 -> 0.566, at
+ * 24 heads x 1024 x 8 sequences 1.640 -> 1.530 (without XS 2.098, 0.573,
+ * 1.607: XS now on from 1024 chunk-heads). Splits (the op, ms): 4096
+ * tokens 1 / 2 / 4: 1.904 / 1.919 / 1.953; 1024 tokens 1 / 4 / 8: 0.870 /
+ * 0.542 / 0.560; 24 x 1024 x 8 1 / 4: 1.519 / 1.617: so about 128
+ * workgroups (SSD_XC_WGS), one per SM. Shuffled or shared-memory dots 0.499
+ * / 0.501 ms, 16-byte or scalar tile loads 0.499 / 0.506 (both kept, the
+ * first of each by default). Measured and not kept: k-step 8 (0.612), 2
+ * column groups per invocation on 128 invocations (255 registers: 0.565-0.650
+ * at 1 to 4 splits). A first build with the shuffles inside the loop over
+ * rows put the product, accumulator and factors in local memory (the driver
+ * did not unroll it: 4.63 ms), hence the rows written out. With XS,
+ * timing-only builds of SSD_MAIN (0.851 ms): without phase 1 0.748, without
+ * phase 3 0.399, without the serial d_l sums 0.813: phase 3's d_XD (k = d_state
+ * + Q) is the largest piece; see speed.md round 15 for the next step.
  */
 #include <stdlib.h>
 
