@@ -229,8 +229,13 @@
  * rows put the product, accumulator and factors in local memory (the driver
  * did not unroll it: 4.63 ms), hence the rows written out. With XS,
  * timing-only builds of SSD_MAIN (0.851 ms): without phase 1 0.748, without
- * phase 3 0.399, without the serial d_l sums 0.813: phase 3's d_XD (k = d_state
- * + Q) is the largest piece; see speed.md round 15 for the next step.
+ * phase 3 0.399, without the serial d_l sums 0.813, without phase 3's
+ * (M o K)^T G 0.758: phase 3's B lam (k = d_state) is the largest piece.
+ * SSD_XC (0.480 ms) timing-only: with 1 of 16 k per step 0.348, without
+ * its tile loads 0.302 (load latency: one k-step of 12 KB in flight per
+ * SM). Measured and not kept: the C / B rows read at each head's end
+ * instead of staged (0.595) and, with that room, k-step 32 (0.528). See
+ * speed.md round 15 for the next steps.
  */
 #include <stdlib.h>
 
