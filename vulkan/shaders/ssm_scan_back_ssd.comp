@@ -1500,169 +1500,67 @@ shared float xdot[XSH != 0u ? XNWP * Q : 1u]; // XSH 1: a head's row dots per wa
 #define XCB(t, j) xcb4[((t) * XSB + (j)) >> 2][((t) * XSB + (j)) & 3u]
 #define XPA ((XKT * Q / 4u + WG - 1u) / WG) // 4-float pieces per invocation
 #define XPB ((XKT * XNW / 4u + WG - 1u) / WG)
-// The tiles of the next two k-steps, fetched during this one and the next
-// (set 0: even steps of the workgroup's flat sequence, set 1: odd ones).
-vec4 xra0[XPA], xrb0[XPB], xra1[XPA], xrb1[XPB];
+vec4 xra[XPA], xrb[XPB]; // the next k-step's tiles, fetched during this one
 layout(std430, set = 0, binding = 1) readonly buffer BufX4 { vec4 x4_data[]; };
 layout(std430, set = 0, binding = 7) readonly buffer BufG4 { vec4 g4_data[]; };
-// The workgroup's coordinates and its head's state, set by main().
-uint xw, xq, xc, xg, xh_lo, xks, xns, xt0, xyo, xfo, xlane, xr2, xwp, xc2;
-vec4 xacc[XNR], xpr[XNR]; // the accumulator, the head's product
-float xfr[XNR];           // the head's row factors
 
 // A tile: g_y (which 1) or x (which 0) rows t, k along p; B tile: s_in
-// (which 1) or lam (which 0) columns n, k along p, of step s's head and
-// k-step; piece e covers k 4 (e % (XKT / 4)) .. + 3 of row / column e /
-// (XKT / 4). Into set st (a constant at every call).
-void xc_fetch(uint st, uint s) {
-    const uint h = xh_lo + s / xks, p0 = (s % xks) * XKT;
+// (which 1) or lam (which 0) columns n, k along p, of head h, chunk c;
+// piece e covers k 4 (e % (XKT / 4)) .. + 3 of row / column e / (XKT / 4).
+void xc_fetch(uint which, uint q, uint h, uint c, uint p0) {
+    const uint t0 = c * Q;
     UNROLL for (uint k = 0; k < XPA; k++) {
         const uint e = gl_LocalInvocationIndex + k * WG;
-        const uint t = xt0 + e / (XKT / 4u), pp = p0 + 4u * (e % (XKT / 4u));
-        vec4 v = vec4(0.0);
+        const uint t = t0 + e / (XKT / 4u), pp = p0 + 4u * (e % (XKT / 4u));
+        xra[k] = vec4(0.0);
         if (e < XKT * Q / 4u && t < p.nt && pp < p.hd) {
-            const uint og = p.off_g + pp + p.hd * (h + p.nh * (t + p.nt * xq));
-            const uint ox = p.off_x + pp + h * p.x_h + t * p.x_t + xq * p.x_q;
+            const uint og = p.off_g + pp + p.hd * (h + p.nh * (t + p.nt * q));
+            const uint ox = p.off_x + pp + h * p.x_h + t * p.x_t + q * p.x_q;
             if (XV4 != 0u)
-                v = xw == 1u ? g4_data[og / 4u] : x4_data[ox / 4u];
+                xra[k] = which == 1u ? g4_data[og / 4u] : x4_data[ox / 4u];
             else
                 UNROLL for (uint j = 0; j < 4u; j++)
                     if (pp + j < p.hd)
-                        v[j] = xw == 1u ? g_data[og + j] : x_data[ox + j];
+                        xra[k][j] = which == 1u ? g_data[og + j] : x_data[ox + j];
         }
-        if (st == 0u)
-            xra0[k] = v;
-        else
-            xra1[k] = v;
     }
-    const uint lo = (xw == 1u ? 0u : ssd_nsr()) + ((xq * p.nh + h) * p.nc + xc) * p.ds * p.hd;
+    const uint lo = (which == 1u ? 0u : ssd_nsr()) + ((q * p.nh + h) * p.nc + c) * p.ds * p.hd;
     UNROLL for (uint k = 0; k < XPB; k++) {
         const uint e = gl_LocalInvocationIndex + k * WG;
         const uint n = e / (XKT / 4u), pp = p0 + 4u * (e % (XKT / 4u));
-        vec4 v = vec4(0.0);
+        xrb[k] = vec4(0.0);
         if (e < XKT * XNW / 4u && n < p.ds && pp < p.hd) {
             if (XV4 != 0u)
-                v = sr4[(lo + n * p.hd + pp) / 4u];
+                xrb[k] = sr4[(lo + n * p.hd + pp) / 4u];
             else
                 UNROLL for (uint j = 0; j < 4u; j++)
                     if (pp + j < p.hd)
-                        v[j] = sr[lo + n * p.hd + pp + j];
+                        xrb[k][j] = sr[lo + n * p.hd + pp + j];
         }
-        if (st == 0u)
-            xrb0[k] = v;
-        else
-            xrb1[k] = v;
     }
 }
-void xc_put(uint st) {
+void xc_put() {
     UNROLL for (uint k = 0; k < XPA; k++) {
         const uint e = gl_LocalInvocationIndex + k * WG;
-        const vec4 v = st == 0u ? xra0[k] : xra1[k];
         if (e < XKT * Q / 4u)
             UNROLL for (uint j = 0; j < 4u; j++)
-                XA(4u * (e % (XKT / 4u)) + j, e / (XKT / 4u)) = v[j];
+                XA(4u * (e % (XKT / 4u)) + j, e / (XKT / 4u)) = xra[k][j];
     }
     UNROLL for (uint k = 0; k < XPB; k++) {
         const uint e = gl_LocalInvocationIndex + k * WG;
-        const vec4 v = st == 0u ? xrb0[k] : xrb1[k];
         if (e < XKT * XNW / 4u)
             UNROLL for (uint j = 0; j < 4u; j++)
-                XB(4u * (e % (XKT / 4u)) + j, e / (XKT / 4u)) = v[j];
+                XB(4u * (e % (XKT / 4u)) + j, e / (XKT / 4u)) = xrb[k][j];
     }
 }
-// Head hb's row dots (scratch offset xyo + hb): the warps' sums added in order.
-void xc_dots_out(uint hb) {
+// Head hb's row dots (scratch offset yo + hb): the warps' sums added in order.
+void xc_dots_out(uint yo, uint hb, uint t0) {
     const uint v = gl_LocalInvocationIndex;
-    if (v < Q && xt0 + v < p.nt) {
+    if (v < Q && t0 + v < p.nt) {
         float y = 0.0;
         UNROLL for (uint j = 0; j < XNWP; j++)
             y += xdot[j * Q + v];
-        sr[xyo + hb + xt0 + v] = y;
-    }
-}
-
-// Step s of the flat sequence (head xh_lo + s / xks, k-step s % xks), its
-// tiles in set st; step s + 2's fetched into the same set.
-void xc_step(uint st, uint s) {
-    const uint h = xh_lo + s / xks, p0 = (s % xks) * XKT, hb = (xq * p.nh + h) * p.nt;
-    if (p0 == 0u) {
-        // This head's row factors (in flight during its k-steps), its product.
-        UNROLL for (uint ib = 0; ib < XRV; ib++)
-            UNROLL for (uint i = 0; i < 4u; i++) {
-                const uint t = xt0 + ib * 32u + xr2 * 4u + i;
-                xfr[ib * 4u + i] = t < p.nt ? sr[xfo + hb + t] : 0.0;
-            }
-        UNROLL for (uint r = 0; r < XNR; r++)
-            xpr[r] = vec4(0.0);
-    }
-    xc_put(st);
-    barrier();
-    if (s + 2u < xns)
-        xc_fetch(st, s + 2u);
-    // The previous head's dots (written before this barrier, next written
-    // after this k-step's second one).
-    if (XSH != 0u && p0 == 0u && h > xh_lo)
-        xc_dots_out(hb - p.nt);
-    UNROLL for (uint kk = 0; kk < XKT; kk++) {
-        const vec4 b = XBV(kk, xc2);
-        UNROLL for (uint ib = 0; ib < XRV; ib++) {
-            const vec4 a = XAV(kk, ib * 8u + xr2);
-            UNROLL for (uint i = 0; i < 4u; i++)
-                xpr[ib * 4u + i] = fma(vec4(a[i]), b, xpr[ib * 4u + i]);
-        }
-    }
-    barrier();
-    if (p0 + XKT < p.hd)
-        return;
-    // The head's last k-step: its dots over this invocation's 4 columns,
-    // and its scaled part.
-    float dv[8];
-    UNROLL for (uint ib = 0; ib < XRV; ib++)
-        UNROLL for (uint i = 0; i < 4u; i++) {
-            const uint t = ib * 32u + xr2 * 4u + i, r = ib * 4u + i;
-            const vec4 v = xcb4[(t * XSB) / 4u + xc2] * xpr[r];
-            dv[r] = (v.x + v.y) + (v.z + v.w);
-            xacc[r] = fma(vec4(xfr[r]), xpr[r], xacc[r]);
-        }
-    if (XSH != 0u) {
-        // Over the warp's 4 column groups (lanes 1 and 2 apart), in order;
-        // written out, not looped, so that dv stays in registers.
-#define XC_SHUF(r)                                                    \
-    {                                                                 \
-        float d = dv[r];                                              \
-        d += subgroupShuffleXor(d, 1u);                               \
-        d += subgroupShuffleXor(d, 2u);                               \
-        if (xlane % 4u == 0u)                                         \
-            xdot[xwp * Q + ((r) / 4u) * 32u + xr2 * 4u + (r) % 4u] = d; \
-    }
-        XC_SHUF(0u) XC_SHUF(1u) XC_SHUF(2u) XC_SHUF(3u)
-        if (XRV > 1u) {
-            XC_SHUF(4u) XC_SHUF(5u) XC_SHUF(6u) XC_SHUF(7u)
-        }
-    } else {
-        // Over the 32 column groups in two levels, in order (XPART parts
-        // of 32 / XPART groups, then the parts).
-        const uint tid = gl_LocalInvocationIndex;
-        UNROLL for (uint ib = 0; ib < XRV; ib++)
-            UNROLL for (uint i = 0; i < 4u; i++)
-                xred(xc2 * (Q + 1u) + ib * 32u + xr2 * 4u + i) = dv[ib * 4u + i];
-        barrier();
-        float d = 0.0;
-        {
-            const uint t = tid % Q, part = tid / Q;
-            UNROLL for (uint j = 0; j < 32u / XPART; j++)
-                d += xred((part * (32u / XPART) + j) * (Q + 1u) + t);
-        }
-        barrier();
-        xred(tid) = d;
-        barrier();
-        if (tid < Q && xt0 + tid < p.nt) {
-            float y = 0.0;
-            UNROLL for (uint j = 0; j < XPART; j++)
-                y += xred(j * Q + tid);
-            sr[xyo + hb + xt0 + tid] = y;
-        }
-        barrier(); // (the staging is the next head's)
+        sr[yo + hb + t0 + v] = y;
     }
 }
 
@@ -1671,57 +1569,126 @@ void main() {
     uint w = vkg_group_linear();
     if (w >= NXS * p.nq * p.ng * 2u * p.nc)
         return;
-    xc = w % p.nc;
+    const uint c = w % p.nc;
     w /= p.nc;
-    xw = w % 2u;
+    const uint which = w % 2u;
     w /= 2u;
-    xg = w % p.ng;
+    const uint g = w % p.ng;
     w /= p.ng;
-    xq = w % p.nq;
-    const uint k = w / p.nq, tid = gl_LocalInvocationIndex;
-    xlane = tid % 32u;
-    xr2 = xlane / 4u;
-    xwp = tid / 32u;
-    xc2 = xwp * 4u + xlane % 4u;
-    xt0 = xc * Q;
-    xh_lo = xg * hpg + min(k * hps, hpg);
-    const uint h_hi = xg * hpg + min((k + 1u) * hps, hpg);
-    xks = (p.hd + XKT - 1u) / XKT;
-    xns = (h_hi - xh_lo) * xks;
-    const uint nyz = p.nq * p.nh * p.nt;
-    xyo = ssd_yz(0u) + (1u - xw) * nyz;
+    const uint q = w % p.nq, k = w / p.nq;
+    const uint tid = gl_LocalInvocationIndex, lane = tid % 32u, r2 = lane / 4u;
+    const uint wp = tid / 32u, c2 = wp * 4u + lane % 4u, t0 = c * Q;
+    const uint h_lo = g * hpg + min(k * hps, hpg), h_hi = g * hpg + min((k + 1u) * hps, hpg);
+    const uint nyz = p.nq * p.nh * p.nt, yo = ssd_yz(0u) + (1u - which) * nyz;
     // FAC: e^L (d_C) or e^(Le-L) dt' (d_B) scale the rows.
-    xfo = ssd_fac(0u) + (1u - xw) * nyz;
-    if (xns > 0u)
-        xc_fetch(0u, 0u);
-    if (xns > 1u)
-        xc_fetch(1u, 1u);
+    const uint fo = ssd_fac(0u) + (1u - which) * nyz;
+    if (h_lo < h_hi)
+        xc_fetch(which, q, h_lo, c, 0u);
     for (uint e = tid; e < Q * XNW; e += WG) {
-        const uint t = xt0 + e / XNW, n = e % XNW;
+        const uint t = t0 + e / XNW, n = e % XNW;
         float v = 0.0;
         if (t < p.nt && n < p.ds)
-            v = xw == 1u ? ld_C(n, xg, t, xq) : ld_B(n, xg, t, xq);
+            v = which == 1u ? ld_C(n, g, t, q) : ld_B(n, g, t, q);
         XCB(e / XNW, n) = v;
     }
+    vec4 acc[XNR];
     UNROLL for (uint r = 0; r < XNR; r++)
-        xacc[r] = vec4(0.0);
-    for (uint s = 0; s < xns; s += 2u) {
-        xc_step(0u, s);
-        if (s + 1u < xns)
-            xc_step(1u, s + 1u);
+        acc[r] = vec4(0.0);
+    for (uint h = h_lo; h < h_hi; h++) {
+        const uint hb = (q * p.nh + h) * p.nt;
+        // This head's row factors: in flight during its k-steps.
+        float fr[XNR];
+        UNROLL for (uint ib = 0; ib < XRV; ib++)
+            UNROLL for (uint i = 0; i < 4u; i++) {
+                const uint t = t0 + ib * 32u + r2 * 4u + i;
+                fr[ib * 4u + i] = t < p.nt ? sr[fo + hb + t] : 0.0;
+            }
+        vec4 pr[XNR];
+        UNROLL for (uint r = 0; r < XNR; r++)
+            pr[r] = vec4(0.0);
+        for (uint p0 = 0; p0 < p.hd; p0 += XKT) {
+            xc_put();
+            barrier();
+            if (p0 + XKT < p.hd)
+                xc_fetch(which, q, h, c, p0 + XKT);
+            else if (h + 1u < h_hi)
+                xc_fetch(which, q, h + 1u, c, 0u);
+            // The previous head's dots (written before this barrier, next
+            // written after this k-step's second one).
+            if (XSH != 0u && p0 == 0u && h > h_lo)
+                xc_dots_out(yo, hb - p.nt, t0);
+            UNROLL for (uint kk = 0; kk < XKT; kk++) {
+                const vec4 b = XBV(kk, c2);
+                UNROLL for (uint ib = 0; ib < XRV; ib++) {
+                    const vec4 a = XAV(kk, ib * 8u + r2);
+                    UNROLL for (uint i = 0; i < 4u; i++)
+                        pr[ib * 4u + i] = fma(vec4(a[i]), b, pr[ib * 4u + i]);
+                }
+            }
+            barrier();
+        }
+        // This head's dots over this invocation's 4 columns, and its
+        // scaled part.
+        float dv[8];
+        UNROLL for (uint ib = 0; ib < XRV; ib++)
+            UNROLL for (uint i = 0; i < 4u; i++) {
+                const uint t = ib * 32u + r2 * 4u + i, r = ib * 4u + i;
+                const vec4 v = xcb4[(t * XSB) / 4u + c2] * pr[r];
+                dv[r] = (v.x + v.y) + (v.z + v.w);
+                acc[r] = fma(vec4(fr[r]), pr[r], acc[r]);
+            }
+        if (XSH != 0u) {
+            // Over the warp's 4 column groups (lanes 1 and 2 apart), in
+            // order; written out, not looped, so that dv stays in registers.
+#define XC_SHUF(r)                                                       \
+    {                                                                    \
+        float d = dv[r];                                                 \
+        d += subgroupShuffleXor(d, 1u);                                  \
+        d += subgroupShuffleXor(d, 2u);                                  \
+        if (lane % 4u == 0u)                                             \
+            xdot[wp * Q + ((r) / 4u) * 32u + r2 * 4u + (r) % 4u] = d;    \
+    }
+            XC_SHUF(0u) XC_SHUF(1u) XC_SHUF(2u) XC_SHUF(3u)
+            if (XRV > 1u) {
+                XC_SHUF(4u) XC_SHUF(5u) XC_SHUF(6u) XC_SHUF(7u)
+            }
+        } else {
+            // Over the 32 column groups in two levels, in order (XPART
+            // parts of 32 / XPART groups, then the parts).
+            UNROLL for (uint ib = 0; ib < XRV; ib++)
+                UNROLL for (uint i = 0; i < 4u; i++)
+                    xred(c2 * (Q + 1u) + ib * 32u + r2 * 4u + i) = dv[ib * 4u + i];
+            barrier();
+            float d = 0.0;
+            {
+                const uint t = tid % Q, part = tid / Q;
+                UNROLL for (uint j = 0; j < 32u / XPART; j++)
+                    d += xred((part * (32u / XPART) + j) * (Q + 1u) + t);
+            }
+            barrier();
+            xred(tid) = d;
+            barrier();
+            if (tid < Q && t0 + tid < p.nt) {
+                float y = 0.0;
+                UNROLL for (uint j = 0; j < XPART; j++)
+                    y += xred(j * Q + tid);
+                sr[yo + hb + t0 + tid] = y;
+            }
+            barrier(); // (the staging is the next head's)
+        }
     }
     if (XSH != 0u) {
         barrier();
-        if (xns > 0u)
-            xc_dots_out((xq * p.nh + h_hi - 1u) * p.nt);
+        if (h_lo < h_hi)
+            xc_dots_out(yo, (q * p.nh + h_hi - 1u) * p.nt, t0);
     }
-    const uint ob = xw == 1u ? ssd_nbc() : 0u;
+    const uint ob = which == 1u ? ssd_nbc() : 0u;
     UNROLL for (uint ib = 0; ib < XRV; ib++)
         UNROLL for (uint i = 0; i < 4u; i++) {
-            const uint t = xt0 + ib * 32u + xr2 * 4u + i, n = xc2 * 4u;
+            const uint t = t0 + ib * 32u + r2 * 4u + i, n = c2 * 4u;
             if (t < p.nt)
-                bc_put4(ob + (((k * p.nq + xq) * p.ng + xg) * p.nt + t) * p.ds + n, n,
-                        xacc[ib * 4u + i]);
+                bc_put4(ob + (((k * p.nq + q) * p.ng + g) * p.nt + t) * p.ds + n, n,
+                        acc[ib * 4u + i]);
         }
 }
 #endif
