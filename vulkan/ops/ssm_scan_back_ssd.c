@@ -234,8 +234,10 @@
  * SSD_XC (0.480 ms) timing-only: with 1 of 16 k per step 0.348, without
  * its tile loads 0.302 (load latency: one k-step of 12 KB in flight per
  * SM). Measured and not kept: the C / B rows read at each head's end
- * instead of staged (0.595) and, with that room, k-step 32 (0.528). See
- * speed.md round 15 for the next steps.
+ * instead of staged (0.595) and, with that room, k-step 32 (0.528); two
+ * k-steps of tiles in flight in two register sets, the heads' k-steps as
+ * one flat sequence (190 registers: 0.499, the op 1.930 against 1.914-1.918).
+ * See speed.md round 15 for the next steps.
  */
 #include <stdlib.h>
 
