@@ -1514,8 +1514,7 @@ void xc_fetch(uint which, uint q, uint h, uint c, uint p0) {
         const uint t = t0 + e / (XKT / 4u), pp = p0 + 4u * (e % (XKT / 4u));
         xra[k] = vec4(0.0);
         if (e < XKT * Q / 4u && t < p.nt && pp < p.hd) {
-            const uint og = p.off_g + pp + p.hd * (h + p.nh * (t + p.nt * q));
-            const uint ox = p.off_x + pp + h * p.x_h + t * p.x_t + q * p.x_q;
+            const uint og = gy_at(pp, h, t, q), ox = x_at(pp, h, t, q);
             if (XV4 != 0u)
                 xra[k] = which == 1u ? g4_data[og / 4u] : x4_data[ox / 4u];
             else

@@ -61,9 +61,15 @@ layout(std430, set = 0, binding = 8) buffer BufD4 { vec4 d4_data[]; };
 
 #include "softplus.glsl"
 
-float ld_x(uint pp, uint h, uint t, uint q) {
-    return x_data[p.off_x + pp + h * p.x_h + t * p.x_t + q * p.x_q];
+// Element indices of x[pp, h, t, q] and g_y[pp, h, t, q] (g is the packed
+// gradient: g_y, then g_S), for the loads below and 16-byte views of them.
+uint x_at(uint pp, uint h, uint t, uint q) {
+    return p.off_x + pp + h * p.x_h + t * p.x_t + q * p.x_q;
 }
+uint gy_at(uint pp, uint h, uint t, uint q) {
+    return p.off_g + pp + p.hd * (h + p.nh * (t + p.nt * q));
+}
+float ld_x(uint pp, uint h, uint t, uint q) { return x_data[x_at(pp, h, t, q)]; }
 float ld_dt(uint h, uint t, uint q) {
     return dt_data[p.off_dt + h + t * p.dt_t + q * p.dt_q];
 }
@@ -73,10 +79,7 @@ float ld_B(uint n, uint g, uint t, uint q) {
 float ld_C(uint n, uint g, uint t, uint q) {
     return C_data[p.off_C + n + g * p.C_g + t * p.C_t + q * p.C_q];
 }
-// g_y[pp, h, t, q] (g is the packed gradient: g_y, then g_S).
-float ld_gy(uint pp, uint h, uint t, uint q) {
-    return g_data[p.off_g + pp + p.hd * (h + p.nh * (t + p.nt * q))];
-}
+float ld_gy(uint pp, uint h, uint t, uint q) { return g_data[gy_at(pp, h, t, q)]; }
 float ld_gS(uint n, uint pp, uint h, uint q) {
     return g_data[p.off_g + p.hd * p.nh * p.nt * p.nq + n + p.ds * (pp + p.hd * (h + p.nh * q))];
 }
