@@ -11,7 +11,7 @@
 //       partials), with split SSD_MAIN DDT[q][h][t][role] (d_dt partials),
 //       with XH MS[q][h][c][t][u] (M o Sg per head) and XS[which][q][t][g][n]
 //       (SSD_XSUM's d_B (which 0) and d_C (1) terms), with XS YZ[2][q][h][t]
-//       (SSD_XC's d_l dots) and FAC[3][q][h][t] (SSD_SUM's factors for it)
+//       (SSD_XC's d_l dots) and FAC[2][q][h][t] (SSD_SUM's factors for it)
 //       after those;
 //   bc: per-head d_B then d_C partials, [q][h][t][n] each (with XS instead
 //       SSD_XC's, [k][q][g][t][n] per head split k); then, when
