@@ -67,7 +67,9 @@ void bc_put4(uint o, uint n, vec4 v) {
         if (n + j < p.ds)
             bc[o + j] = v[j];
 }
+#endif
 
+#if defined(SSD_MAIN)
 // The state entering the chunk and the adjoint leaving it, element (n, pp):
 // from SSD_CARRY, or for one-chunk sequences straight from s and g_S (then
 // SSD_MAIN does not wait for SSD_SUM / SSD_CARRY).
