@@ -183,7 +183,9 @@
  * VKG_TUNE_SSD_BL=1 (with XS: phase 3's B lam by SSD_BL; off by default,
  * see round 16), VKG_TUNE_SSD_BLH=N (SSD_BL's heads per workgroup, fewer
  * than the default min(8, 256 / head_dim, heads per group)),
- * VKG_TUNE_SSD_BV4=0 (SSD_BL's lam tiles and stores as scalars). (The
+ * VKG_TUNE_SSD_BV4=0 (SSD_BL's lam tiles and stores as scalars),
+ * VKG_TUNE_SSD_GK=1 (with XS: SSD_MAIN keeps G in shared memory from phase
+ * 1 for phase 3; off by default, see round 16). (The
  * per-stage times above were taken with a timing-only knob that left stages out; as its
  * results were wrong it is not kept.)
  *
@@ -260,7 +262,11 @@
  * each head's <lam, s_in>, so SSD_MAIN fetches neither B rows nor s_in /
  * lam. It runs beside SSD_XC (no barrier between them), whose ~128
  * workgroups leave most of each SM free. Expected: SSD_BL ~0.1-0.15 ms
- * (2.1 GFMA), SSD_MAIN ~0.5 ms; the H200 decides.
+ * (2.1 GFMA), SSD_MAIN ~0.5 ms; the H200 decides. GK (also off unless
+ * VKG_TUNE_SSD_GK=1, also untimed): with XS, SSD_MAIN's M o Sg array is
+ * not read after phase 1, so the chunk's G (Q x head_dim), staged by phase
+ * 1 anyway, stays there for phase 3's (M o K)^T G: no G fetches (16 KB per
+ * chunk and head again) and none of that loop's 8 barriers.
  */
 #include <stdlib.h>
 
@@ -569,6 +575,14 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
      * when a token row is no longer than a column row (QP <= SBP). */
     const uint32_t k2 = vkg_vk_tune_int("VKG_TUNE_SSD_K2", big64 && p2w) != 0 &&
                         q + (gr.v4 ? 4 : 1) <= 4 * (uint64_t)gr.tcw + 4 && q % (2 * gr.kt) == 0;
+    /* GK (with XS, the vec4 grid): the chunk's G kept in shared memory from
+     * phase 1 for phase 3 (in M o Sg's array, which nothing reads with XS;
+     * F's partials in the staging instead), where head_dim is one column
+     * tile that fits that array's pitch. Off unless asked for (round 16). */
+    const uint64_t qs = p2w ? q : q + 4; /* the array's pitch (QS) */
+    const uint32_t gk = xs && gr.v4 && hd <= mnt && hd <= qs &&
+                        (uint64_t)(gr.trw + gr.tcw) * q <= ssd_main_stg(q, gr) &&
+                        vkg_vk_tune_int("VKG_TUNE_SSD_GK", 0) != 0;
     const uint32_t mspec[8] = {gr.trw * gr.tcw,
                                (uint32_t)q,
                                gr.trw,
@@ -576,7 +590,7 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
                                kpre ? 1u : 0u,
                                (uint32_t)nr,
                                pf | wmap << 1 | k2 << 2 | p2s << 3 | tri << 4 | (uint32_t)xh << 5 |
-                                   (uint32_t)xs << 6 | (uint32_t)bl << 7,
+                                   (uint32_t)xs << 6 | (uint32_t)bl << 7 | gk << 8,
                                gr.kt};
     const uint32_t rspec[5] = {SSD_WG, (uint32_t)q, (uint32_t)nr, xh, (uint32_t)nxs};
     const uint64_t ntl = (ds + SSD_NT - 1) / SSD_NT, ptl = (hd + SSD_NT - 1) / SSD_NT;

@@ -426,6 +426,12 @@ layout(constant_id = 6) const uint SFL = 1;
 // Bit 7, BL (with XS): phase 3's B lam and <lam, s_in> come from SSD_BL
 // (scratch BL and BLD) instead of a product over staged B and lam tiles.
 #define BL ((SFL & 128u) != 0u)
+// Bit 8, GK (with XS and V4; head_dim <= MNT and <= QS, the host ensures): the
+// chunk's G, staged by phase 1, is also kept in sms as [t][p] (with XS
+// nothing else needs sms after phase 1: F's partials go to the staging
+// and M o Sg is not stored there), so phase 3's (M o K)^T G reads it from
+// there: no G fetches and no barriers in that loop.
+#define GK ((SFL & 256u) != 0u)
 #define MRM (Q / TRW)
 #define MC1 (Q / TCW)
 #define MNT (4u * TCW)
@@ -604,11 +610,14 @@ void fetch_b_rows_s(uint q, uint g, uint t0, uint n0) {
             sa0[k] = ld_B(n, g, t, q);
     }
 }
-void put_a_s(bool two) {
+// GK (phase 1, p0 its k-step's first column): G also to sms, [t][p].
+void put_a_s(bool two, uint p0) {
     UNROLL for (uint k = 0; k < PFAS; k++) {
         const uint e = gl_LocalInvocationIndex + k * WG;
         if (e < KS * Q) {
             SA1(e % KS, e / KS) = sa0[k];
+            if (GK && two && p0 + e % KS < p.hd)
+                SMS((e / KS) * QS + p0 + e % KS) = sa0[k];
             if (two) // x dt' (see fetch_g_xd)
                 SA1(KS + e % KS, e / KS) = sa1[k] * sdtp[e / KS];
         }
@@ -806,7 +815,7 @@ void main() {
     // TRI: this invocation's block of Sg is all above the diagonal.
     const bool upper = TRI && COL(0) > ROW(MRM - 1u);
     for (uint p0 = 0; need_s && p0 < p.hd; p0 += KS) {
-        put_a_s(true);
+        put_a_s(true, p0);
         barrier();
         const bool more = p0 + KS < p.hd;
         if (PF != 0u && more)
@@ -870,17 +879,26 @@ void main() {
                 }
             }
         }
-        UNROLL for (uint i = 0; i < MRM; i++)
-            SMS(tcl * Q + ROW(i)) = rp[i];
-        UNROLL for (uint j = 0; j < MC1; j++)
-            SMK(tr * Q + COL(j)) = cp[j];
+        // (GK: in the staging, free after phase 1's last barrier, so that
+        // sms keeps G; the host keeps (TCW + TRW) Q within it.)
+        if (GK) {
+            UNROLL for (uint i = 0; i < MRM; i++)
+                STG(tcl * Q + ROW(i)) = rp[i];
+            UNROLL for (uint j = 0; j < MC1; j++)
+                STG((TCW + tr) * Q + COL(j)) = cp[j];
+        } else {
+            UNROLL for (uint i = 0; i < MRM; i++)
+                SMS(tcl * Q + ROW(i)) = rp[i];
+            UNROLL for (uint j = 0; j < MC1; j++)
+                SMK(tr * Q + COL(j)) = cp[j];
+        }
         barrier();
         for (uint v = tid; v < Q; v += WG) {
             float rs = 0.0, cs = 0.0;
             for (uint k = 0; k < TCW; k++)
-                rs += SMS(k * Q + v);
+                rs += GK ? STG(k * Q + v) : SMS(k * Q + v);
             for (uint k = 0; k < TRW; k++)
-                cs += SMK(k * Q + v);
+                cs += GK ? STG((TCW + k) * Q + v) : SMK(k * Q + v);
             sF[v] = cs - rs;
         }
         barrier();
@@ -923,9 +941,12 @@ void main() {
             const uint u = COL(j);
             const float m = u <= t ? exp(sL[t] - sL[u]) : 0.0;
             msr[j] = m * aS[i][j];
-            SMS(t * QS + u) = msr[j];
+            // (GK: sms holds G, and with XS no phase 2 reads M o Sg here.)
+            if (!GK)
+                SMS(t * QS + u) = msr[j];
 #if defined(SSD_V4)
-            SMK(u * QS + t) = msr[j];
+            if (!GK)
+                SMK(u * QS + t) = msr[j];
             aK[i][j] *= m;
 #else
             SMK(t * QS + u) = m * aK[i][j];
@@ -1295,7 +1316,7 @@ void main() {
             fetch_b_rows_s(q, g, t0, 0u);
             fetch_lam_cols_s(sbase, h, q, slot, 0u, p0);
             for (uint n0 = 0; n0 < p.ds; n0 += KS) {
-                put_a_s(false);
+                put_a_s(false, 0u);
                 put_b_s();
                 if (XS)
                     dotp += dot_lam_sin_s();
@@ -1331,8 +1352,25 @@ void main() {
             UNROLL for (uint i = 0; i < MRM; i++)
                 UNROLL for (uint j = 0; j < 4u; j++)
                     aX[i][j] *= seR[ROW(i)];
-        fetch_g_cols_s(q, h, t0, p0);
-        for (uint k0 = 0; k0 < Q; k0 += KS) {
+#if defined(SSD_V4)
+        if (GK) // G rows from sms (p0 is 0: head_dim <= MNT)
+            for (uint k0 = 0; k0 < Q; k0 += KS) {
+                if (!TRI || k0 + KS > ROW(0))
+                    UNROLL for (uint kk = 0; kk < KS; kk++) {
+                        const vec4 vm = smk4[(k0 + kk) * (QS / 4u) + tr];
+                        // (columns past QS, past head_dim too, are not used)
+                        const vec4 b = MNT <= QS || 4u * tcl < QS
+                                           ? sms4[(k0 + kk) * (QS / 4u) + tcl]
+                                           : vec4(0.0);
+                        UNROLL for (uint i = 0; i < MRM; i++)
+                            UNROLL for (uint j = 0; j < 4u; j++)
+                                aX[i][j] = fma(vm[i], b[j], aX[i][j]);
+                    }
+            }
+#endif
+        if (!GK)
+            fetch_g_cols_s(q, h, t0, p0);
+        for (uint k0 = 0; !GK && k0 < Q; k0 += KS) {
             put_b_s();
             barrier();
             const bool more = k0 + KS < Q;
