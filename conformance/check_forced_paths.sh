@@ -77,9 +77,9 @@ run "scan Mamba-2: BL with scalar lam tiles, two heads per SSD_BL workgroup (a p
 run "scan Mamba-2: cross-head state terms with G kept in shared memory for phase 3 (GK)" \
   'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
   VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_GK=1
-run "scan Mamba-2: GK with BL, K formed in SSD_MAIN" \
+run "scan Mamba-2: GK with BL on 256-invocation SSD_BL workgroups, K formed in SSD_MAIN" \
   'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
-  VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_GK=1 VKG_TUNE_SSD_BL=1 VKG_TUNE_SSD_KPRE=0
+  VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_GK=1 VKG_TUNE_SSD_BL=1 VKG_TUNE_SSD_BLWG=256 VKG_TUNE_SSD_KPRE=0
 run "scan Mamba-2: cross-head sums off" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=0
 run "scan Mamba-1: chunked recurrence" 'ssm_scan_back.mamba1*' VKG_TUNE_SCAN_CHAN=0
 run "scan Mamba-1: channel path at every size" 'ssm_scan_back.mamba1*' VKG_TUNE_CHAN_MINTOK=1

@@ -17,9 +17,10 @@
  *              each head's d_l dots: SSD_MAIN then leaves its phase 2 out;
  *   SSD_BL     (XS with BL, beside SSD_XC) B lam per chunk and head (the
  *              first term of phase 3's d_XD), a workgroup per (sequence,
- *              group, chunk, block of up to 8 heads), one product with
- *              columns (head, p) and 8 x 8 blocks per invocation, and each
- *              head's <lam, s_in>: SSD_MAIN then reads both instead;
+ *              group, chunk, block of heads with at most 128 columns), one
+ *              product with columns (head, p) and 8 x 8 blocks per
+ *              invocation, and each head's <lam, s_in>: SSD_MAIN then reads
+ *              both instead;
  *   SSD_WSUM   (XH: big grids, see SSD_XH_C64) W = sum over a group's
  *              heads of M o Sg, an invocation per element;
  *   SSD_XSUM   (XH) W B and W^T C, a workgroup per (sequence, group, chunk,
@@ -181,8 +182,10 @@
  * VKG_TUNE_SSD_XV4=0|1 (SSD_XC's tiles as 16-byte pieces where aligned),
  * VKG_TUNE_SSD_XSH=0|1 (SSD_XC's row dots by subgroup shuffles),
  * VKG_TUNE_SSD_BL=1 (with XS: phase 3's B lam by SSD_BL; off by default,
- * see round 16), VKG_TUNE_SSD_BLH=N (SSD_BL's heads per workgroup, fewer
- * than the default min(8, 256 / head_dim, heads per group)),
+ * see round 16), VKG_TUNE_SSD_BLWG=128|256 (SSD_BL's invocations and
+ * columns per workgroup), VKG_TUNE_SSD_BLH=N (SSD_BL's heads per
+ * workgroup, fewer than the default min(8, BLWG / head_dim, heads per
+ * group)),
  * VKG_TUNE_SSD_BV4=0 (SSD_BL's lam tiles and stores as scalars),
  * VKG_TUNE_SSD_GK=1 (with XS: SSD_MAIN keeps G in shared memory from phase
  * 1 for phase 3; off by default, see round 16). (The
@@ -261,7 +264,9 @@
  * head (64 MB at that shape, read back by SSD_MAIN as 16-byte pieces) and
  * each head's <lam, s_in>, so SSD_MAIN fetches neither B rows nor s_in /
  * lam. It runs beside SSD_XC (no barrier between them), whose ~128
- * workgroups leave most of each SM free. Expected: SSD_BL ~0.1-0.15 ms
+ * workgroups leave part of each SM free: at 128 invocations (default) a
+ * workgroup of SSD_BL fits in the registers SSD_XC's leaves (165 x 256 of
+ * 64 K), at 256 it would not. Expected: SSD_BL ~0.1-0.15 ms
  * (2.1 GFMA), SSD_MAIN ~0.5 ms; the H200 decides. GK (also off unless
  * VKG_TUNE_SSD_GK=1, also untimed): with XS, SSD_MAIN's M o Sg array is
  * not read after phase 1, so the chunk's G (Q x head_dim), staged by phase
@@ -332,7 +337,7 @@ enum {
     SSD_XC_WG = 256,  /* SSD_XC's invocations: the shader's layout assumes it */
     SSD_XC_WGS = 128, /* SSD_XC's workgroups wanted (head splits; see round 15) */
     SSD_BL_K = 16,    /* mirrors BK: SSD_BL's k-step */
-    SSD_BL_N = 256,   /* mirrors BNC: SSD_BL's columns per workgroup, at most */
+    SSD_BL_WG = 128,  /* SSD_BL's invocations (128 or 256): its columns (BNC) */
     SSD_BL_HMAX = 8,  /* SSD_BL's heads per workgroup, at most (its dot sums) */
     SSD_Q_MAX = 64,
     SSD_SMALL_C64 = 32, /* see the defaults in vkg_vk_scan_back_ssd */
@@ -484,13 +489,14 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
      * blh heads of a group, columns (head, p), by SSD_BL, which also sums
      * each head's <lam, s_in>; SSD_MAIN reads both. Built and checked on
      * lavapipe, not yet timed on a GPU: off unless asked for. */
-    uint64_t blh = hd <= SSD_BL_N ? SSD_BL_N / hd : 0;
+    const uint64_t blwg = vkg_vk_tune_int("VKG_TUNE_SSD_BLWG", SSD_BL_WG) >= 256 ? 256 : 128;
+    uint64_t blh = hd <= blwg ? blwg / hd : 0;
     blh = blh > SSD_BL_HMAX ? SSD_BL_HMAX : blh;
     blh = blh > hpg ? hpg : blh;
     const int blh_knob = vkg_vk_tune_int("VKG_TUNE_SSD_BLH", 0);
     if (blh_knob >= 1 && (uint64_t)blh_knob < blh) blh = (uint64_t)blh_knob;
     const bool bl = xs && blh >= 1 && vkg_vk_tune_int("VKG_TUNE_SSD_BL", 0) != 0 &&
-                    SSD_BL_K * (q + 4 + SSD_BL_N + 4) * sizeof(float) <= info->max_shared_memory;
+                    SSD_BL_K * (q + 4 + blwg + 4) * sizeof(float) <= info->max_shared_memory;
     /* SSD_BL's lam tiles, Y and dot operands as 16-byte pieces. */
     const uint32_t bv4 = hd % 4 == 0 && vkg_vk_tune_int("VKG_TUNE_SSD_BV4", 1) != 0;
     const uint64_t sr_floats =
@@ -630,7 +636,7 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
         *st = vkg_vk_dispatch(enc, &k_ssd_xc, xcspec, 6, t, 11, &p, gx, gy, 1);
         if (*st != VKG_STATUS_OK) return true;
         if (bl) { /* beside SSD_XC: both read SSD_CARRY's output, write apart */
-            const uint32_t bspec[4] = {SSD_WG, (uint32_t)q, (uint32_t)blh, bv4};
+            const uint32_t bspec[4] = {(uint32_t)blwg, (uint32_t)q, (uint32_t)blh, bv4};
             vkg_vk_grid(enc, nq * ng * nc * ((hpg + blh - 1) / blh), &gx, &gy);
             *st = vkg_vk_dispatch(enc, &k_ssd_bl, bspec, 4, t, 11, &p, gx, gy, 1);
             if (*st != VKG_STATUS_OK) return true;

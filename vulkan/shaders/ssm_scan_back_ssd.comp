@@ -1780,17 +1780,21 @@ void main() {
 // heads, and each invocation holds an 8 x 8 block (BMR x 8 at Q = 32): 4
 // 16-byte shared loads per 64 FMA, where SSD_MAIN's phase 3 needs 2 per 16.
 // Then each head's <lam, s_in> (the e^Le <lam, s_in> term of SSD_MAIN's
-// d_l), summed in a fixed order. Warp w holds rows w BMR .. + BMR - 1, lane
-// l columns 4l .. 4l + 3 and 128 + 4l .. + 3: a warp's row read is one
-// 16-byte piece for all lanes, its column reads 32 consecutive pieces (no
-// bank conflicts). The host ensures WG == 256 and Q >= 32.
+// d_l), summed in a fixed order. BNC = WG columns (128 or 256, the host
+// ensures; Q >= 32): invocation i holds rows (i / NCG) BMR .. + BMR - 1 and
+// columns 4 (i % NCG) .. + 3 and BNC / 2 + 4 (i % NCG) .. + 3, so a warp's
+// row reads are one or two 16-byte pieces for all lanes and its column
+// reads 16 or 32 consecutive pieces (no bank conflicts). With 128
+// invocations (about 110 registers) a workgroup fits beside one of
+// SSD_XC's on an SM (64 K registers), so the two dispatches can overlap.
 layout(constant_id = 2) const uint BLH = 4; // heads per workgroup, 8 at most
 // 1: lam tiles, Y and the dots' operands as 16-byte pieces (head_dim a
 // multiple of 4, the host ensures); 0: as scalars.
 layout(constant_id = 3) const uint BV4 = 1;
 #define BK 16u         // k-step (n)
-#define BNC 256u       // columns per workgroup, at most
-#define BMR (Q / 8u)   // rows per invocation
+#define BNC WG         // columns per workgroup, at most
+#define NCG (BNC / 8u) // column groups (of 2 x 4 columns)
+#define BMR (Q / 8u)   // rows per invocation (8 row groups)
 #define BQP (Q + 4u)   // pitch of the B tile (tokens)
 #define BNP (BNC + 4u) // pitch of the lam tile (columns)
 // Staging (after the k-steps: the dots' partial sums).
@@ -1860,7 +1864,7 @@ void main() {
     w /= p.nc;
     const uint g = w % p.ng, q = w / p.ng;
     const uint hb0 = g * hpg + hb * BLH, hb1 = g * hpg + min((hb + 1u) * BLH, hpg);
-    const uint tid = gl_LocalInvocationIndex, lane = tid % 32u, wp = tid / 32u;
+    const uint tid = gl_LocalInvocationIndex, cg = tid % NCG, rg = tid / NCG;
     float acc[BMR][8];
     UNROLL for (uint i = 0; i < BMR; i++)
         UNROLL for (uint j = 0; j < 8u; j++)
@@ -1874,11 +1878,11 @@ void main() {
         UNROLL for (uint kk = 0; kk < BK; kk++) {
             float a[BMR];
             UNROLL for (uint r = 0; r < BMR / 4u; r++) {
-                const vec4 av = BAV(kk, wp * (BMR / 4u) + r);
+                const vec4 av = BAV(kk, rg * (BMR / 4u) + r);
                 UNROLL for (uint i = 0; i < 4u; i++)
                     a[4u * r + i] = av[i];
             }
-            const vec4 b0 = BBV(kk, lane), b1 = BBV(kk, 32u + lane);
+            const vec4 b0 = BBV(kk, cg), b1 = BBV(kk, NCG + cg);
             UNROLL for (uint i = 0; i < BMR; i++)
                 UNROLL for (uint j = 0; j < 4u; j++) {
                     acc[i][j] = fma(a[i], b0[j], acc[i][j]);
@@ -1891,9 +1895,9 @@ void main() {
     // store (BV4) or 4 scalars.
     const uint ncol = (hb1 - hb0) * p.hd, ybl = ssd_bl(0u);
     UNROLL for (uint s = 0; s < 2u; s++) {
-        const uint j0 = s * 128u + 4u * lane;
+        const uint j0 = s * (BNC / 2u) + 4u * cg;
         UNROLL for (uint i = 0; i < BMR; i++) {
-            const uint t = wp * BMR + i;
+            const uint t = rg * BMR + i;
             const vec4 v =
                 vec4(acc[i][4u * s], acc[i][4u * s + 1u], acc[i][4u * s + 2u], acc[i][4u * s + 3u]);
             if (BV4 != 0u) {
