@@ -1915,10 +1915,10 @@ void main() {
     }
     // <lam, s_in> of each head of the block: its N x P elements strided over
     // the workgroup, 8 partial sums per invocation (8 pieces of each in
-    // flight: one trip per head at N x P = 8192), then the invocations' sums
-    // in two levels (16 invocations per head each add WG / 16 in order, then
-    // one adds those 16 in order), in the staging (free after the last
-    // k-step's barrier).
+    // flight: at N x P = 8192, two trips per head with 128 invocations, one
+    // with 256), then the invocations' sums in two levels (16 invocations
+    // per head each add WG / 16 in order, then one adds those 16 in order),
+    // in the staging (free after the last k-step's barrier).
     const uint nel = p.ds * p.hd, nsr = ssd_nsr();
     const uint npc = BV4 != 0u ? nel / 4u : nel; // 16-byte pieces or scalars
     for (uint hl = 0; hl < BLH; hl++) {
