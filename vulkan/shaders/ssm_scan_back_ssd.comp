@@ -1785,8 +1785,9 @@ void main() {
 // columns 4 (i % NCG) .. + 3 and BNC / 2 + 4 (i % NCG) .. + 3, so a warp's
 // row reads are one or two 16-byte pieces for all lanes and its column
 // reads 16 or 32 consecutive pieces (no bank conflicts). With 128
-// invocations (about 110 registers) a workgroup fits beside one of
-// SSD_XC's on an SM (64 K registers), so the two dispatches can overlap.
+// invocations (about 110 registers by count; not yet read from the
+// driver's statistics) a workgroup fits beside one of SSD_XC's on an SM
+// (64 K registers), so the two dispatches can overlap.
 layout(constant_id = 2) const uint BLH = 4; // heads per workgroup, 8 at most
 // 1: lam tiles, Y and the dots' operands as 16-byte pieces (head_dim a
 // multiple of 4, the host ensures); 0: as scalars.
