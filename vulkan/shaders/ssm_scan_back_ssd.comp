@@ -806,7 +806,7 @@ void main() {
         UNROLL for (uint j = 0; j < MC1; j++)
             aS[i][j] = aK[i][j] = 0.0;
     ssd_chunk_setup(q, h, c);
-    const uint sbase = (qh * p.nc + c) * p.ds * p.hd;
+    const uint sbase = ssd_sb(qh, c);
     const uint slot = uint(ids_data[p.off_ids + q]);
 
     // Phase 1: Sg = G XD^T and K = C B^T, MRM x MC1 each per invocation.
@@ -1298,7 +1298,7 @@ void main() {
             UNROLL for (uint j = 0; j < 4u; j++)
                 yv[i][j] = 0.0;
         if (BL) {
-            const uint yb = ssd_bl(NRS) + (qh * p.nc + c) * Q * p.hd, pp0 = p0 + tcl * 4u;
+            const uint yb = ssd_yb(NRS, qh, c), pp0 = p0 + tcl * 4u;
             UNROLL for (uint i = 0; i < MRM; i++) {
                 const uint yo = yb + ROW(i) * p.hd + pp0;
                 if (p.hd % 4u == 0u) {
@@ -1809,9 +1809,17 @@ shared vec4 bst4[(BK * BQP + BK * BNP) / 4u];
 float bra[BPA];
 vec4 brb[BPB]; // the next k-step's tiles, fetched during this one
 
+// Column j of the block is p = j % hd of head hb0 + j / hd: its lam element
+// at k = n, and its B lam element at token row t.
+uint bl_lam_at(uint q, uint c, uint hb0, uint j, uint n) {
+    return ssd_nsr() + ssd_sb(q * p.nh + hb0 + j / p.hd, c) + n * p.hd + j % p.hd;
+}
+uint bl_y_at(uint q, uint c, uint hb0, uint j, uint t) {
+    return ssd_yb(0u, q * p.nh + hb0 + j / p.hd, c) + t * p.hd + j % p.hd;
+}
+
 // B rows t0 + e / BK, k = n0 + e % BK; lam piece e: k = n0 + e / (BNC / 4),
-// columns 4 (e % (BNC / 4)) .. + 3 of the block, column j being p = j % hd
-// of head hb0 + j / hd (zero past the block's heads).
+// columns 4 (e % (BNC / 4)) .. + 3 of the block (zero past its heads).
 void bl_fetch(uint q, uint g, uint c, uint hb0, uint hb1, uint n0) {
     const uint t0 = c * Q;
     UNROLL for (uint k = 0; k < BPA; k++) {
@@ -1821,7 +1829,7 @@ void bl_fetch(uint q, uint g, uint c, uint hb0, uint hb1, uint n0) {
         if (e < BK * Q && t < p.nt && n < p.ds)
             bra[k] = ld_B(n, g, t, q);
     }
-    const uint ncol = (hb1 - hb0) * p.hd, nsr = ssd_nsr();
+    const uint ncol = (hb1 - hb0) * p.hd;
     UNROLL for (uint k = 0; k < BPB; k++) {
         const uint e = gl_LocalInvocationIndex + k * WG;
         const uint n = n0 + e / (BNC / 4u), j0 = 4u * (e % (BNC / 4u));
@@ -1829,16 +1837,12 @@ void bl_fetch(uint q, uint g, uint c, uint hb0, uint hb1, uint n0) {
         if (n >= p.ds)
             continue;
         if (BV4 != 0u) {
-            if (j0 < ncol) {
-                const uint h = hb0 + j0 / p.hd, pp = j0 % p.hd;
-                brb[k] = sr4[(nsr + ((q * p.nh + h) * p.nc + c) * p.ds * p.hd + n * p.hd + pp) / 4u];
-            }
+            if (j0 < ncol)
+                brb[k] = sr4[bl_lam_at(q, c, hb0, j0, n) / 4u];
         } else
             UNROLL for (uint j = 0; j < 4u; j++)
-                if (j0 + j < ncol) {
-                    const uint h = hb0 + (j0 + j) / p.hd, pp = (j0 + j) % p.hd;
-                    brb[k][j] = sr[nsr + ((q * p.nh + h) * p.nc + c) * p.ds * p.hd + n * p.hd + pp];
-                }
+                if (j0 + j < ncol)
+                    brb[k][j] = sr[bl_lam_at(q, c, hb0, j0 + j, n)];
     }
 }
 void bl_put() {
@@ -1894,7 +1898,7 @@ void main() {
     }
     // Y rows t of head h: [q][h][c][t][p], a lane's 4 columns as one 16-byte
     // store (BV4) or 4 scalars.
-    const uint ncol = (hb1 - hb0) * p.hd, ybl = ssd_bl(0u);
+    const uint ncol = (hb1 - hb0) * p.hd;
     UNROLL for (uint s = 0; s < 2u; s++) {
         const uint j0 = s * (BNC / 2u) + 4u * cg;
         UNROLL for (uint i = 0; i < BMR; i++) {
@@ -1902,16 +1906,12 @@ void main() {
             const vec4 v =
                 vec4(acc[i][4u * s], acc[i][4u * s + 1u], acc[i][4u * s + 2u], acc[i][4u * s + 3u]);
             if (BV4 != 0u) {
-                if (j0 < ncol) {
-                    const uint h = hb0 + j0 / p.hd, pp = j0 % p.hd;
-                    sr4[(ybl + (((q * p.nh + h) * p.nc + c) * Q + t) * p.hd + pp) / 4u] = v;
-                }
+                if (j0 < ncol)
+                    sr4[bl_y_at(q, c, hb0, j0, t) / 4u] = v;
             } else
                 UNROLL for (uint j = 0; j < 4u; j++)
-                    if (j0 + j < ncol) {
-                        const uint h = hb0 + (j0 + j) / p.hd, pp = (j0 + j) % p.hd;
-                        sr[ybl + (((q * p.nh + h) * p.nc + c) * Q + t) * p.hd + pp] = v[j];
-                    }
+                    if (j0 + j < ncol)
+                        sr[bl_y_at(q, c, hb0, j0 + j, t)] = v[j];
         }
     }
     // <lam, s_in> of each head of the block: its N x P elements strided over
@@ -1925,7 +1925,7 @@ void main() {
     for (uint hl = 0; hl < BLH; hl++) {
         float d = 0.0;
         if (hb0 + hl < hb1) {
-            const uint lo = ((q * p.nh + hb0 + hl) * p.nc + c) * nel; // s_in; lam at nsr + lo
+            const uint lo = ssd_sb(q * p.nh + hb0 + hl, c); // s_in; lam at nsr + lo
             float d8[8];
             UNROLL for (uint j = 0; j < 8u; j++)
                 d8[j] = 0.0;

@@ -104,6 +104,10 @@ uint ssd_fac(uint nr) { return ssd_yz(nr) + 2u * p.nq * p.nh * p.nt; }
 // and head, [q][h][c].
 uint ssd_bl(uint nr) { return (ssd_fac(nr) + 2u * p.nq * p.nh * p.nt + 3u) & ~3u; }
 uint ssd_bld(uint nr) { return ssd_bl(nr) + p.nq * p.nh * p.nc * Q * p.hd; }
+// Chunk c's N x P block of sequence-head qh in S (R: after ssd_nsr()), and
+// its Q x P block of B lam in BL.
+uint ssd_sb(uint qh, uint c) { return (qh * p.nc + c) * p.ds * p.hd; }
+uint ssd_yb(uint nr, uint qh, uint c) { return ssd_bl(nr) + (qh * p.nc + c) * Q * p.hd; }
 uint ssd_nbc() { return p.nq * p.nh * p.nt * p.ds; }
 // K = C B^T of (q, g, c) when precomputed (after the d_B / d_C partials).
 uint ssd_kofs(uint q, uint g, uint c) {
