@@ -1352,30 +1352,18 @@ void main() {
             UNROLL for (uint i = 0; i < MRM; i++)
                 UNROLL for (uint j = 0; j < 4u; j++)
                     aX[i][j] *= seR[ROW(i)];
-#if defined(SSD_V4)
-        if (GK) // G rows from sms (p0 is 0: head_dim <= MNT)
-            for (uint k0 = 0; k0 < Q; k0 += KS) {
-                if (!TRI || k0 + KS > ROW(0))
-                    UNROLL for (uint kk = 0; kk < KS; kk++) {
-                        const vec4 vm = smk4[(k0 + kk) * (QS / 4u) + tr];
-                        // (columns past QS, past head_dim too, are not used)
-                        const vec4 b = MNT <= QS || 4u * tcl < QS
-                                           ? sms4[(k0 + kk) * (QS / 4u) + tcl]
-                                           : vec4(0.0);
-                        UNROLL for (uint i = 0; i < MRM; i++)
-                            UNROLL for (uint j = 0; j < 4u; j++)
-                                aX[i][j] = fma(vm[i], b[j], aX[i][j]);
-                    }
-            }
-#endif
+        // (M o K)^T G, k along tokens: G from staged tiles, or with GK from
+        // sms (p0 is 0 then: head_dim <= MNT), with no fetches or barriers.
         if (!GK)
             fetch_g_cols_s(q, h, t0, p0);
-        for (uint k0 = 0; !GK && k0 < Q; k0 += KS) {
-            put_b_s();
-            barrier();
+        for (uint k0 = 0; k0 < Q; k0 += KS) {
             const bool more = k0 + KS < Q;
-            if (PF != 0u && more)
-                fetch_g_cols_s(q, h, t0 + k0 + KS, p0);
+            if (!GK) {
+                put_b_s();
+                barrier();
+                if (PF != 0u && more)
+                    fetch_g_cols_s(q, h, t0 + k0 + KS, p0);
+            }
             // TRI: rows u need t >= u.
             if (!TRI || k0 + KS > ROW(0))
                 UNROLL for (uint kk = 0; kk < KS; kk++) {
@@ -1384,18 +1372,24 @@ void main() {
                     const vec4 vm = smk4[(k0 + kk) * (QS / 4u) + tr];
                     UNROLL for (uint i = 0; i < MRM; i++)
                         m[i] = vm[i];
+                    // (GK: columns past QS, past head_dim too, are not used)
+                    const vec4 b = !GK                        ? SB1V(kk, tcl)
+                                   : MNT <= QS || 4u * tcl < QS ? sms4[(k0 + kk) * (QS / 4u) + tcl]
+                                                                : vec4(0.0);
 #else
                     UNROLL for (uint i = 0; i < MRM; i++)
                         m[i] = SMK((k0 + kk) * QS + ROW(i));
-#endif
                     const vec4 b = SB1V(kk, tcl);
+#endif
                     UNROLL for (uint i = 0; i < MRM; i++)
                         UNROLL for (uint j = 0; j < 4u; j++)
                             aX[i][j] = fma(m[i], b[j], aX[i][j]);
                 }
-            barrier();
-            if (PF == 0u && more)
-                fetch_g_cols_s(q, h, t0 + k0 + KS, p0);
+            if (!GK) {
+                barrier();
+                if (PF == 0u && more)
+                    fetch_g_cols_s(q, h, t0 + k0 + KS, p0);
+            }
         }
         if (BL)
             UNROLL for (uint i = 0; i < MRM; i++)
