@@ -212,7 +212,7 @@ void main() {
         barrier();
     }
     const uint qh = q * p.nh + h;
-    const uint base = (qh * p.nc + c) * p.ds * p.hd, nsr = ssd_nsr();
+    const uint base = ssd_sb(qh, c), nsr = ssd_nsr();
     // A row's 4 columns as one 16-byte store where they are whole (each
     // scalar store of a subgroup would write a quarter of each sector).
     const uint pp0 = pti * NT + tcl * RN;
@@ -1596,7 +1596,7 @@ void xc_fetch(uint which, uint q, uint h, uint c, uint p0) {
                         xra[k][j] = which == 1u ? g_data[og + j] : x_data[ox + j];
         }
     }
-    const uint lo = (which == 1u ? 0u : ssd_nsr()) + ((q * p.nh + h) * p.nc + c) * p.ds * p.hd;
+    const uint lo = (which == 1u ? 0u : ssd_nsr()) + ssd_sb(q * p.nh + h, c);
     UNROLL for (uint k = 0; k < XPB; k++) {
         const uint e = gl_LocalInvocationIndex + k * WG;
         const uint n = e / (XKT / 4u), pp = p0 + 4u * (e % (XKT / 4u));
