@@ -60,16 +60,16 @@ run "scan Mamba-2: cross-head sums, split layout" 'ssm_scan_back.mamba2*' VKG_TU
 run "scan Mamba-2: cross-head sums, big-grid layout with the 8x4-block kernel" 'ssm_scan_back.mamba2*' \
   VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_SPLIT=0 VKG_TUNE_SSD_KPRE=1 VKG_TUNE_SSD_Q=64 VKG_TUNE_SSD_KT=8 \
   VKG_TUNE_SSD_P2W=1 VKG_TUNE_SSD_WMAP=1 VKG_TUNE_SSD_K2=1 VKG_TUNE_SSD_TRI=1 VKG_TUNE_SSD_XH=1
-run "scan Mamba-2: cross-head state terms (XS), heads split over two workgroups" \
+run "scan Mamba-2: cross-head state terms (XS), heads split over two workgroups, G fetched again for phase 3 (GK off)" \
   'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
-  VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_NXS=2
+  VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_NXS=2 VKG_TUNE_SSD_GK=0
 run "scan Mamba-2: cross-head state terms, k-step 8, one workgroup per group, scalar loads and rows, dots in shared memory" \
   'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
   VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_NXS=1 VKG_TUNE_SSD_XKT=8 VKG_TUNE_SSD_XV4=0 VKG_TUNE_SSD_XSH=0 \
   VKG_TUNE_SSD_V4=0 VKG_TUNE_SSD_KPRE=0
-run "scan Mamba-2: cross-head state terms with phase 3's B lam by SSD_BL (BL), heads split over two workgroups" \
+run "scan Mamba-2: cross-head state terms with phase 3's B lam by SSD_BL (BL), heads split over two workgroups, GK off" \
   'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
-  VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_NXS=2 VKG_TUNE_SSD_BL=1
+  VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_NXS=2 VKG_TUNE_SSD_BL=1 VKG_TUNE_SSD_GK=0
 run "scan Mamba-2: BL with scalar lam tiles, two heads per SSD_BL workgroup (a partial last block), scalar rows" \
   'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
   VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_BL=1 VKG_TUNE_SSD_BV4=0 VKG_TUNE_SSD_BLH=2 VKG_TUNE_SSD_V4=0 \
