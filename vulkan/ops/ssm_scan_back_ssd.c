@@ -499,6 +499,9 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
                     SSD_BL_K * (q + 4 + blwg + 4) * sizeof(float) <= info->max_shared_memory;
     /* SSD_BL's lam tiles, Y and dot operands as 16-byte pieces. */
     const uint32_t bv4 = hd % 4 == 0 && vkg_vk_tune_int("VKG_TUNE_SSD_BV4", 1) != 0;
+    /* SSD_BL's dots summed during its k-steps (with bv4: each invocation's
+     * lam pieces lie in one head). */
+    const uint32_t bfd = bv4 && vkg_vk_tune_int("VKG_TUNE_SSD_BFD", 0) != 0;
     const uint64_t sr_floats =
         2 * nq * nh * nc * ds * hd + nq * nh * nc + nq * nh * ds * hd + nq * nh * nc * nr1 +
         nq * nh * nt * nr + (xh ? nq * nh * nc * q * q + 2 * nq * ng * nt * ds : 0) +
@@ -637,9 +640,9 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
         *st = vkg_vk_dispatch(enc, &k_ssd_xc, xcspec, 6, t, 11, &p, gx, gy, 1);
         if (*st != VKG_STATUS_OK) return true;
         if (bl) { /* beside SSD_XC: both read SSD_CARRY's output, write apart */
-            const uint32_t bspec[4] = {(uint32_t)blwg, (uint32_t)q, (uint32_t)blh, bv4};
+            const uint32_t bspec[5] = {(uint32_t)blwg, (uint32_t)q, (uint32_t)blh, bv4, bfd};
             vkg_vk_grid(enc, nq * ng * nc * ((hpg + blh - 1) / blh), &gx, &gy);
-            *st = vkg_vk_dispatch(enc, &k_ssd_bl, bspec, 4, t, 11, &p, gx, gy, 1);
+            *st = vkg_vk_dispatch(enc, &k_ssd_bl, bspec, 5, t, 11, &p, gx, gy, 1);
             if (*st != VKG_STATUS_OK) return true;
         }
         vkg_vk_barrier(enc);

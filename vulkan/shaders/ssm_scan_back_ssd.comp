@@ -1786,6 +1786,12 @@ layout(constant_id = 2) const uint BLH = 4; // heads per workgroup, 8 at most
 // 1: lam tiles, Y and the dots' operands as 16-byte pieces (head_dim a
 // multiple of 4, the host ensures); 0: as scalars.
 layout(constant_id = 3) const uint BV4 = 1;
+// 1 (with BV4): each head's <lam, s_in> summed during the k-steps, s_in
+// fetched beside each lam piece (each invocation's pieces lie in one head:
+// columns 4 (i % (BNC / 4)) .. + 3 at every k-step), so lam is read once
+// and the s_in loads are in flight with the products; 0: the dots after
+// the k-steps, lam and s_in read again.
+layout(constant_id = 4) const uint BFD = 0;
 #define BK 16u         // k-step (n)
 #define BNC WG         // columns per workgroup, at most
 #define NCG (BNC / 8u) // column groups (of 2 x 4 columns)
@@ -1802,6 +1808,8 @@ shared vec4 bst4[(BK * BQP + BK * BNP) / 4u];
 #define BPB (BK * BNC / 4u / WG)      // lam pieces of 4 columns per invocation
 float bra[BPA];
 vec4 brb[BPB]; // the next k-step's tiles, fetched during this one
+vec4 brs[BPB]; // with BFD: s_in beside each lam piece of brb
+float bdot;    // with BFD: this invocation's part of its head's <lam, s_in>
 
 // Column j of the block is p = j % hd of head hb0 + j / hd: its lam element
 // at k = n, and its B lam element at token row t.
@@ -1827,12 +1835,16 @@ void bl_fetch(uint q, uint g, uint c, uint hb0, uint hb1, uint n0) {
     UNROLL for (uint k = 0; k < BPB; k++) {
         const uint e = gl_LocalInvocationIndex + k * WG;
         const uint n = n0 + e / (BNC / 4u), j0 = 4u * (e % (BNC / 4u));
-        brb[k] = vec4(0.0);
+        brb[k] = brs[k] = vec4(0.0);
         if (n >= p.ds)
             continue;
         if (BV4 != 0u) {
-            if (j0 < ncol)
-                brb[k] = sr4[bl_lam_at(q, c, hb0, j0, n) / 4u];
+            if (j0 < ncol) {
+                const uint i = bl_lam_at(q, c, hb0, j0, n);
+                brb[k] = sr4[i / 4u];
+                if (BFD != 0u)
+                    brs[k] = sr4[(i - ssd_nsr()) / 4u];
+            }
         } else
             UNROLL for (uint j = 0; j < 4u; j++)
                 if (j0 + j < ncol)
@@ -1848,6 +1860,9 @@ void bl_put() {
     UNROLL for (uint k = 0; k < BPB; k++) {
         const uint e = gl_LocalInvocationIndex + k * WG;
         BBV(e / (BNC / 4u), e % (BNC / 4u)) = brb[k];
+        if (BFD != 0u)
+            UNROLL for (uint m = 0; m < 4u; m++)
+                bdot = fma(brb[k][m], brs[k][m], bdot);
     }
 }
 
@@ -1868,6 +1883,7 @@ void main() {
     UNROLL for (uint i = 0; i < BMR; i++)
         UNROLL for (uint j = 0; j < 8u; j++)
             acc[i][j] = 0.0;
+    bdot = 0.0;
     bl_fetch(q, g, c, hb0, hb1, 0u);
     for (uint n0 = 0; n0 < p.ds; n0 += BK) {
         bl_put();
@@ -1914,6 +1930,27 @@ void main() {
     // with 256), then the invocations' sums in two levels (16 invocations
     // per head each add WG / 16 in order, then one adds those 16 in order),
     // in the staging (free after the last k-step's barrier).
+    if (BFD != 0u) {
+        // Head hl's parts: invocations with i % (BNC / 4) in hl hd / 4 ..
+        // (hl + 1) hd / 4 - 1, in each of the WG / (BNC / 4) = 4 row groups
+        // of pieces; summed in order, per row group, then over the 4.
+        const uint npr = BNC / 4u, hq = p.hd / 4u;
+        BST(tid) = bdot;
+        barrier();
+        if (tid < BLH * 4u) {
+            const uint hl = tid / 4u, r = tid % 4u;
+            float a = 0.0;
+            for (uint k = 0; k < hq; k++)
+                a += BST(r * npr + hl * hq + k);
+            BST(WG + tid) = a;
+        }
+        barrier();
+        if (tid < BLH && hb0 + tid < hb1)
+            sr[ssd_bld(0u) + (q * p.nh + hb0 + tid) * p.nc + c] =
+                ((BST(WG + 4u * tid) + BST(WG + 4u * tid + 1u)) + BST(WG + 4u * tid + 2u)) +
+                BST(WG + 4u * tid + 3u);
+        return;
+    }
     const uint nel = p.ds * p.hd, nsr = ssd_nsr();
     const uint npc = BV4 != 0u ? nel / 4u : nel; // 16-byte pieces or scalars
     for (uint hl = 0; hl < BLH; hl++) {
