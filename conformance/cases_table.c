@@ -183,9 +183,9 @@ static const struct sweep_row rows[] = {
     /* the matrix form's cross-head state terms (XS, forced in
      * check_forced_paths.sh) at their edges: d_state not a multiple of 4 (the
      * scalar stores), three heads per group split over two workgroups, a last
-     * chunk partly past n_tok, two sequences on three slots; head_dim 3 (with
-     * BL, SSD_BL's 4-column pieces span two heads, and SSD_MAIN reads B lam
-     * as scalars) */
+     * chunk partly past n_tok, two sequences on three slots; head_dim 3 over
+     * several chunks (GK keeps G's columns past head_dim out of phase 3; d_x
+     * stored as scalars) */
     {"ssm_scan_back", "mamba2",
      SETS("d_state=50.head_dim=16.n_head=6.n_group=2.n_tok=100.n_seqs=2.n_slots=3",
           "d_state=20.head_dim=3.n_head=6.n_group=2.n_tok=70.n_seqs=1.n_slots=0"),

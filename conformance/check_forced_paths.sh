@@ -67,19 +67,12 @@ run "scan Mamba-2: cross-head state terms, k-step 8, one workgroup per group, sc
   'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
   VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_NXS=1 VKG_TUNE_SSD_XKT=8 VKG_TUNE_SSD_XV4=0 VKG_TUNE_SSD_XSH=0 \
   VKG_TUNE_SSD_V4=0 VKG_TUNE_SSD_KPRE=0
-run "scan Mamba-2: cross-head state terms with phase 3's B lam by SSD_BL (BL), heads split over two workgroups, GK off" \
-  'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
-  VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_NXS=2 VKG_TUNE_SSD_BL=1 VKG_TUNE_SSD_GK=0
-run "scan Mamba-2: BL with scalar lam tiles, two heads per SSD_BL workgroup (a partial last block), scalar rows" \
-  'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
-  VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_BL=1 VKG_TUNE_SSD_BV4=0 VKG_TUNE_SSD_BLH=2 VKG_TUNE_SSD_V4=0 \
-  VKG_TUNE_SSD_KPRE=0
 run "scan Mamba-2: cross-head state terms with G kept in shared memory for phase 3 (GK)" \
   'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
   VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_GK=1
-run "scan Mamba-2: GK with BL on 256-invocation SSD_BL workgroups, K formed in SSD_MAIN" \
+run "scan Mamba-2: GK with K formed in SSD_MAIN" \
   'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
-  VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_GK=1 VKG_TUNE_SSD_BL=1 VKG_TUNE_SSD_BLWG=256 VKG_TUNE_SSD_KPRE=0
+  VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_GK=1 VKG_TUNE_SSD_KPRE=0
 run "scan Mamba-2: cross-head sums off" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=0
 run "scan Mamba-1: chunked recurrence" 'ssm_scan_back.mamba1*' VKG_TUNE_SCAN_CHAN=0
 run "scan Mamba-1: channel path at every size" 'ssm_scan_back.mamba1*' VKG_TUNE_CHAN_MINTOK=1

@@ -15,12 +15,6 @@
  *   SSD_XC     (XS: bigger grids, see SSD_XS_C64; after SSD_CARRY) the
  *              state terms of d_C and d_B summed over a group's heads and
  *              each head's d_l dots: SSD_MAIN then leaves its phase 2 out;
- *   SSD_BL     (XS with BL, beside SSD_XC) B lam per chunk and head (the
- *              first term of phase 3's d_XD), a workgroup per (sequence,
- *              group, chunk, block of heads with at most 128 columns), one
- *              product with columns (head, p) and 8 x 8 blocks per
- *              invocation, and each head's <lam, s_in>: SSD_MAIN then reads
- *              both instead;
  *   SSD_WSUM   (XH: big grids, see SSD_XH_C64) W = sum over a group's
  *              heads of M o Sg, an invocation per element;
  *   SSD_XSUM   (XH) W B and W^T C, a workgroup per (sequence, group, chunk,
@@ -181,12 +175,6 @@
  * group: the heads split N ways), VKG_TUNE_SSD_XKT=8|16 (SSD_XC's k-step),
  * VKG_TUNE_SSD_XV4=0|1 (SSD_XC's tiles as 16-byte pieces where aligned),
  * VKG_TUNE_SSD_XSH=0|1 (SSD_XC's row dots by subgroup shuffles),
- * VKG_TUNE_SSD_BL=1 (with XS: phase 3's B lam by SSD_BL; off by default,
- * see round 16), VKG_TUNE_SSD_BLWG=128|256 (SSD_BL's invocations and
- * columns per workgroup), VKG_TUNE_SSD_BLH=N (SSD_BL's heads per
- * workgroup, fewer than the default min(8, BLWG / head_dim, heads per
- * group)),
- * VKG_TUNE_SSD_BV4=0 (SSD_BL's lam tiles and stores as scalars),
  * VKG_TUNE_SSD_GK=0|1 (with XS: SSD_MAIN keeps G in shared memory from
  * phase 1 for phase 3; on by default since round 17). (The
  * per-stage times above were taken with a timing-only knob that left stages out; as its
@@ -253,31 +241,28 @@
  * one flat sequence (190 registers: 0.499, the op 1.930 against 1.914-1.918).
  * See speed.md round 15 for the next steps.
  *
- * Round 16, BL (built on lavapipe; no GPU was available to time it, so it
- * is off unless VKG_TUNE_SSD_BL=1): phase 3's B lam (k = d_state), the
- * largest piece of SSD_MAIN with XS (~0.36 ms of 0.85 at 64 heads x 4096
- * tokens, ~6 TFMA/s: 4 x 4 blocks, 2 16-byte shared loads per 16 FMA, s_in
- * and lam fetched one k-step ahead at 127 registers), moves to SSD_BL: B is
- * shared by a group's heads, so B lam for a block of heads is one product
- * (Q x heads * P x N per chunk) with 8 x 8 blocks per invocation and no
- * M o Sg / M o K beside it in shared memory; it writes B lam per chunk and
- * head (64 MB at that shape, read back by SSD_MAIN as 16-byte pieces) and
- * each head's <lam, s_in>, so SSD_MAIN fetches neither B rows nor s_in /
- * lam. It runs beside SSD_XC (no barrier between them), whose ~128
- * workgroups leave part of each SM free: at 128 invocations (default) a
- * workgroup of SSD_BL fits in the registers SSD_XC's leaves (165 x 256 of
- * 64 K), at 256 it would not. Expected: SSD_BL ~0.1-0.15 ms
- * (2.1 GFMA), SSD_MAIN ~0.5 ms; the H200 decides. GK (also off unless
- * VKG_TUNE_SSD_GK=1, also untimed): with XS, SSD_MAIN's M o Sg array is
+ * Round 16-17, GK (on by default): with XS, SSD_MAIN's M o Sg array is
  * not read after phase 1, so the chunk's G (Q x head_dim), staged by phase
  * 1 anyway, stays there for phase 3's (M o K)^T G: no G fetches (16 KB per
- * chunk and head again) and none of that loop's 8 barriers.
+ * chunk and head) and none of that loop's 8 barriers. SSD_MAIN 0.859 ->
+ * 0.802 ms, the op 1.920 -> 1.860 at 64 heads x 4096 tokens, 3% at 64 x
+ * 1024 and 24 x 1024 x 8 too, although its register count rose from 127
+ * to 140 (one workgroup per SM instead of two; a loop not unrolled, or a
+ * barrier kept in that loop, left it at 140). Measured and removed: BL, a
+ * kernel SSD_BL beside SSD_XC forming phase 3's B lam (k = d_state) for a
+ * block of a group's heads as one product (8 x 8 blocks per invocation,
+ * 166 registers at 128 invocations) and each head's <lam, s_in>, read
+ * back by SSD_MAIN. SSD_MAIN fell by 0.233 ms, but SSD_BL took 0.251-0.260
+ * (its dots summed in the k-steps or after them; 0.295 on 256
+ * invocations): it moves B lam through memory (64 MB each way) and reads
+ * lam and s_in (256 MB). Timing-only builds: without its tile loads 0.143,
+ * with 1 of 16 k per step 0.174. The op: -0.4% at 64 x 4096, +3.3% at
+ * 64 x 1024, -0.1% at 24 x 1024 x 8; see speed.md round 17.
  */
 #include <stdlib.h>
 
 #include "ssm_scan_paths.h"
 
-#include "vkg_vk_spv_ssm_scan_back_ssd_bl.spv.h"
 #include "vkg_vk_spv_ssm_scan_back_ssd_carry.spv.h"
 #include "vkg_vk_spv_ssm_scan_back_ssd_kmat.spv.h"
 #include "vkg_vk_spv_ssm_scan_back_ssd_main.spv.h"
@@ -319,8 +304,6 @@ static const struct vkg_vk_kernel k_ssd_xsum =
     VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_xsum, 11, struct ssd_push);
 static const struct vkg_vk_kernel k_ssd_xc =
     VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_xc, 11, struct ssd_push);
-static const struct vkg_vk_kernel k_ssd_bl =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_bl, 11, struct ssd_push);
 static const struct vkg_vk_kernel k_ssd_reduce =
     VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_reduce, 11, struct ssd_push);
 
@@ -336,9 +319,6 @@ enum {
     SSD_XC_N = 128,   /* mirrors XNW: SSD_XC's columns of n per workgroup */
     SSD_XC_WG = 256,  /* SSD_XC's invocations: the shader's layout assumes it */
     SSD_XC_WGS = 128, /* SSD_XC's workgroups wanted (head splits; see round 15) */
-    SSD_BL_K = 16,    /* mirrors BK: SSD_BL's k-step */
-    SSD_BL_WG = 128,  /* SSD_BL's invocations (128 or 256): its columns (BNC) */
-    SSD_BL_HMAX = 8,  /* SSD_BL's heads per workgroup, at most (its dot sums) */
     SSD_Q_MAX = 64,
     SSD_SMALL_C64 = 32, /* see the defaults in vkg_vk_scan_back_ssd */
     SSD_MID_C64 = 256,
@@ -485,28 +465,10 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
                          : nxs_knob < 1             ? 1
                          : (uint64_t)nxs_knob > hpg ? hpg
                                                     : (uint64_t)nxs_knob;
-    /* BL (with XS): SSD_MAIN's B lam (phase 3) as one product per block of
-     * blh heads of a group, columns (head, p), by SSD_BL, which also sums
-     * each head's <lam, s_in>; SSD_MAIN reads both. Built and checked on
-     * lavapipe, not yet timed on a GPU: off unless asked for. */
-    const uint64_t blwg = vkg_vk_tune_int("VKG_TUNE_SSD_BLWG", SSD_BL_WG) >= 256 ? 256 : 128;
-    uint64_t blh = hd <= blwg ? blwg / hd : 0;
-    blh = blh > SSD_BL_HMAX ? SSD_BL_HMAX : blh;
-    blh = blh > hpg ? hpg : blh;
-    const int blh_knob = vkg_vk_tune_int("VKG_TUNE_SSD_BLH", 0);
-    if (blh_knob >= 1 && (uint64_t)blh_knob < blh) blh = (uint64_t)blh_knob;
-    const bool bl = xs && blh >= 1 && vkg_vk_tune_int("VKG_TUNE_SSD_BL", 0) != 0 &&
-                    SSD_BL_K * (q + 4 + blwg + 4) * sizeof(float) <= info->max_shared_memory;
-    /* SSD_BL's lam tiles, Y and dot operands as 16-byte pieces. */
-    const uint32_t bv4 = hd % 4 == 0 && vkg_vk_tune_int("VKG_TUNE_SSD_BV4", 1) != 0;
-    /* SSD_BL's dots summed during its k-steps (with bv4: each invocation's
-     * lam pieces lie in one head). */
-    const uint32_t bfd = bv4 && vkg_vk_tune_int("VKG_TUNE_SSD_BFD", 0) != 0;
     const uint64_t sr_floats =
         2 * nq * nh * nc * ds * hd + nq * nh * nc + nq * nh * ds * hd + nq * nh * nc * nr1 +
         nq * nh * nt * nr + (xh ? nq * nh * nc * q * q + 2 * nq * ng * nt * ds : 0) +
-        (xs ? 4 * nq * nh * nt : 0) +               /* XS: YZ[2] and FAC[2] per token */
-        (bl ? 3 + nq * nh * nc * (q * hd + 1) : 0); /* BL (from a multiple of 4), BLD */
+        (xs ? 4 * nq * nh * nt : 0); /* XS: YZ[2] and FAC[2] per token */
     /* K = C B^T once per group (SSD_KMAT) instead of once per head. */
     const bool kpre = vkg_vk_tune_int("VKG_TUNE_SSD_KPRE", !small) != 0;
     const uint64_t bc_floats = 2 * nq * nh * nt * ds + (kpre ? nq * ng * nc * q * q : 0);
@@ -600,7 +562,7 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
                                kpre ? 1u : 0u,
                                (uint32_t)nr,
                                pf | wmap << 1 | k2 << 2 | p2s << 3 | tri << 4 | (uint32_t)xh << 5 |
-                                   (uint32_t)xs << 6 | (uint32_t)bl << 7 | gk << 8,
+                                   (uint32_t)xs << 6 | gk << 7,
                                gr.kt};
     const uint32_t rspec[5] = {SSD_WG, (uint32_t)q, (uint32_t)nr, xh, (uint32_t)nxs};
     const uint64_t ntl = (ds + SSD_NT - 1) / SSD_NT, ptl = (hd + SSD_NT - 1) / SSD_NT;
@@ -639,12 +601,6 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
         vkg_vk_grid(enc, nxs * xc_wg1, &gx, &gy);
         *st = vkg_vk_dispatch(enc, &k_ssd_xc, xcspec, 6, t, 11, &p, gx, gy, 1);
         if (*st != VKG_STATUS_OK) return true;
-        if (bl) { /* beside SSD_XC: both read SSD_CARRY's output, write apart */
-            const uint32_t bspec[5] = {(uint32_t)blwg, (uint32_t)q, (uint32_t)blh, bv4, bfd};
-            vkg_vk_grid(enc, nq * ng * nc * ((hpg + blh - 1) / blh), &gx, &gy);
-            *st = vkg_vk_dispatch(enc, &k_ssd_bl, bspec, 5, t, 11, &p, gx, gy, 1);
-            if (*st != VKG_STATUS_OK) return true;
-        }
         vkg_vk_barrier(enc);
     }
     {

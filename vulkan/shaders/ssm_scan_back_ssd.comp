@@ -28,10 +28,6 @@
 //              split of a group's heads: the state terms of phase 2 summed
 //              over the heads (long-k products, k = head x p), and each
 //              head's d_l dots, which SSD_MAIN then reads;
-//   SSD_BL     (with XS and BL, beside SSD_XC) per chunk and block of a
-//              group's heads, B lam of each head (phase 3's first term of
-//              d_XD, before its row scale) as one product with columns
-//              (head, p), and each head's <lam, s_in>; SSD_MAIN reads both;
 //   SSD_WSUM   (with XH, see SSD_MAIN's flags) per chunk and group, the
 //              heads' M o Sg summed: W = sum_h M_h o Sg_h, an invocation
 //              per element, in place of the group's first head's;
@@ -423,15 +419,12 @@ layout(constant_id = 6) const uint SFL = 1;
 // scratch in the epilogue); <lam, s_in> is summed in phase 3, from s_in
 // fetched beside lam.
 #define XS ((SFL & 64u) != 0u)
-// Bit 7, BL (with XS): phase 3's B lam and <lam, s_in> come from SSD_BL
-// (scratch BL and BLD) instead of a product over staged B and lam tiles.
-#define BL ((SFL & 128u) != 0u)
-// Bit 8, GK (with XS and V4; head_dim <= MNT and <= QS, the host ensures): the
+// Bit 7, GK (with XS and V4; head_dim <= MNT and <= QS, the host ensures): the
 // chunk's G, staged by phase 1, is also kept in sms as [t][p] (with XS
 // nothing else needs sms after phase 1: F's partials go to the staging
 // and M o Sg is not stored there), so phase 3's (M o K)^T G reads it from
 // there: no G fetches and no barriers in that loop.
-#define GK ((SFL & 256u) != 0u)
+#define GK ((SFL & 128u) != 0u)
 #define MRM (Q / TRW)
 #define MC1 (Q / TCW)
 #define MNT (4u * TCW)
@@ -1290,68 +1283,43 @@ void main() {
         UNROLL for (uint i = 0; i < MRM; i++)
             UNROLL for (uint j = 0; j < 4u; j++)
                 aX[i][j] = 0.0;
-        // BL: SSD_BL's B lam, rows ROW(i), columns p0 + 4 tcl .. + 3, fetched
-        // here and added (scaled) after the (M o K)^T G steps, so the loop
-        // hides the loads.
-        float yv[MRM][4];
-        UNROLL for (uint i = 0; i < MRM; i++)
-            UNROLL for (uint j = 0; j < 4u; j++)
-                yv[i][j] = 0.0;
-        if (BL) {
-            const uint yb = ssd_yb(NRS, qh, c), pp0 = p0 + tcl * 4u;
-            UNROLL for (uint i = 0; i < MRM; i++) {
-                const uint yo = yb + ROW(i) * p.hd + pp0;
-                if (p.hd % 4u == 0u) {
-                    if (pp0 < p.hd) {
-                        const vec4 v = sr4[yo / 4u];
-                        UNROLL for (uint j = 0; j < 4u; j++)
-                            yv[i][j] = v[j];
-                    }
-                } else
-                    UNROLL for (uint j = 0; j < 4u; j++)
-                        if (pp0 + j < p.hd)
-                            yv[i][j] = sr[yo + j];
+        fetch_b_rows_s(q, g, t0, 0u);
+        fetch_lam_cols_s(sbase, h, q, slot, 0u, p0);
+        for (uint n0 = 0; n0 < p.ds; n0 += KS) {
+            put_a_s(false, 0u);
+            put_b_s();
+            if (XS)
+                dotp += dot_lam_sin_s();
+            barrier();
+            const bool more = n0 + KS < p.ds;
+            if (PF != 0u && more) {
+                fetch_b_rows_s(q, g, t0, n0 + KS);
+                fetch_lam_cols_s(sbase, h, q, slot, n0 + KS, p0);
             }
-        } else {
-            fetch_b_rows_s(q, g, t0, 0u);
-            fetch_lam_cols_s(sbase, h, q, slot, 0u, p0);
-            for (uint n0 = 0; n0 < p.ds; n0 += KS) {
-                put_a_s(false, 0u);
-                put_b_s();
-                if (XS)
-                    dotp += dot_lam_sin_s();
-                barrier();
-                const bool more = n0 + KS < p.ds;
-                if (PF != 0u && more) {
-                    fetch_b_rows_s(q, g, t0, n0 + KS);
-                    fetch_lam_cols_s(sbase, h, q, slot, n0 + KS, p0);
-                }
-                UNROLL for (uint kk = 0; kk < KS; kk++) {
-                    float a[MRM];
+            UNROLL for (uint kk = 0; kk < KS; kk++) {
+                float a[MRM];
 #if defined(SSD_V4)
-                    const vec4 va = stg4[kk * (QP / 4u) + tr];
-                    UNROLL for (uint i = 0; i < MRM; i++)
-                        a[i] = va[i];
+                const vec4 va = stg4[kk * (QP / 4u) + tr];
+                UNROLL for (uint i = 0; i < MRM; i++)
+                    a[i] = va[i];
 #else
-                    UNROLL for (uint i = 0; i < MRM; i++)
-                        a[i] = SA1(kk, ROW(i));
+                UNROLL for (uint i = 0; i < MRM; i++)
+                    a[i] = SA1(kk, ROW(i));
 #endif
-                    const vec4 b = SB1V(kk, tcl);
-                    UNROLL for (uint i = 0; i < MRM; i++)
-                        UNROLL for (uint j = 0; j < 4u; j++)
-                            aX[i][j] = fma(a[i], b[j], aX[i][j]);
-                }
-                barrier();
-                if (PF == 0u && more) {
-                    fetch_b_rows_s(q, g, t0, n0 + KS);
-                    fetch_lam_cols_s(sbase, h, q, slot, n0 + KS, p0);
-                }
+                const vec4 b = SB1V(kk, tcl);
+                UNROLL for (uint i = 0; i < MRM; i++)
+                    UNROLL for (uint j = 0; j < 4u; j++)
+                        aX[i][j] = fma(a[i], b[j], aX[i][j]);
+            }
+            barrier();
+            if (PF == 0u && more) {
+                fetch_b_rows_s(q, g, t0, n0 + KS);
+                fetch_lam_cols_s(sbase, h, q, slot, n0 + KS, p0);
             }
         }
-        if (!BL)
-            UNROLL for (uint i = 0; i < MRM; i++)
-                UNROLL for (uint j = 0; j < 4u; j++)
-                    aX[i][j] *= seR[ROW(i)];
+        UNROLL for (uint i = 0; i < MRM; i++)
+            UNROLL for (uint j = 0; j < 4u; j++)
+                aX[i][j] *= seR[ROW(i)];
         // (M o K)^T G, k along tokens: G from staged tiles, or with GK from
         // sms (p0 is 0 then: head_dim <= MNT), with no fetches or barriers.
         if (!GK)
@@ -1391,10 +1359,6 @@ void main() {
                     fetch_g_cols_s(q, h, t0 + k0 + KS, p0);
             }
         }
-        if (BL)
-            UNROLL for (uint i = 0; i < MRM; i++)
-                UNROLL for (uint j = 0; j < 4u; j++)
-                    aX[i][j] = fma(seR[ROW(i)], yv[i][j], aX[i][j]);
         // d_x: a row's 4 columns as one 16-byte store where whole and aligned.
         const bool dx4 = p.hd % 4u == 0u && (p.off_d + odx) % 4u == 0u;
         UNROLL for (uint i = 0; i < MRM; i++) {
@@ -1484,11 +1448,8 @@ void main() {
         float da = 0.0;
         if (t < p.nt) {
             float sd = 0.0;
-            if (BL)
-                sd = sr[ssd_bld(NRS) + qh * p.nc + c];
-            else
-                for (uint j = 0; j < NDOT; j++)
-                    sd += sdot[j];
+            for (uint j = 0; j < NDOT; j++)
+                sd += sdot[j];
             float dl = fma(eLe, sd, sF[v]);
             for (uint u = v; u < Q; u++)
                 dl = fma(seL[u], syi[u], dl);
@@ -1762,235 +1723,6 @@ void main() {
                 bc_put4(ob + (((k * p.nq + q) * p.ng + g) * p.nt + t) * p.ds + n, n,
                         acc[ib * 4u + i]);
         }
-}
-#endif
-
-#if defined(SSD_BL)
-// Workgroup (q, g, c, block of BLH heads of group g), with XS: the B lam
-// term of d_XD for each head of the block, Y_h = B_c lam_h (SSD_MAIN scales
-// its rows by e^(Le-L) and adds (M o K)^T G), as one product over the
-// block's heads: rows t (the chunk's Q tokens), columns (h, p) (BLH x
-// head_dim <= BNC, the host ensures), k = n. Each B tile serves all BLH
-// heads, and each invocation holds an 8 x 8 block (BMR x 8 at Q = 32): 4
-// 16-byte shared loads per 64 FMA, where SSD_MAIN's phase 3 needs 2 per 16.
-// Then each head's <lam, s_in> (the e^Le <lam, s_in> term of SSD_MAIN's
-// d_l), summed in a fixed order. BNC = WG columns (128 or 256, the host
-// ensures; Q >= 32): invocation i holds rows (i / NCG) BMR .. + BMR - 1 and
-// columns 4 (i % NCG) .. + 3 and BNC / 2 + 4 (i % NCG) .. + 3, so a warp's
-// row reads are one or two 16-byte pieces for all lanes and its column
-// reads 16 or 32 consecutive pieces (no bank conflicts). With 128
-// invocations (about 110 registers by count; not yet read from the
-// driver's statistics) a workgroup fits beside one of SSD_XC's on an SM
-// (64 K registers), so the two dispatches can overlap.
-layout(constant_id = 2) const uint BLH = 4; // heads per workgroup, 8 at most
-// 1: lam tiles, Y and the dots' operands as 16-byte pieces (head_dim a
-// multiple of 4, the host ensures); 0: as scalars.
-layout(constant_id = 3) const uint BV4 = 1;
-// 1 (with BV4): each head's <lam, s_in> summed during the k-steps, s_in
-// fetched beside each lam piece (each invocation's pieces lie in one head:
-// columns 4 (i % (BNC / 4)) .. + 3 at every k-step), so lam is read once
-// and the s_in loads are in flight with the products; 0: the dots after
-// the k-steps, lam and s_in read again.
-layout(constant_id = 4) const uint BFD = 0;
-#define BK 16u         // k-step (n)
-#define BNC WG         // columns per workgroup, at most
-#define NCG (BNC / 8u) // column groups (of 2 x 4 columns)
-#define BMR (Q / 8u)   // rows per invocation (8 row groups)
-#define BQP (Q + 4u)   // pitch of the B tile (tokens)
-#define BNP (BNC + 4u) // pitch of the lam tile (columns)
-// Staging (after the k-steps: the dots' partial sums).
-shared vec4 bst4[(BK * BQP + BK * BNP) / 4u];
-#define BST(i) bst4[(i) >> 2][(i) & 3u]
-#define BA(k, t) BST((k) * BQP + (t))
-#define BAV(k, r) bst4[(k) * (BQP / 4u) + (r)]
-#define BBV(k, c) bst4[(BK * BQP + (k) * BNP) / 4u + (c)]
-#define BPA ((BK * Q + WG - 1u) / WG) // B elements per invocation
-#define BPB (BK * BNC / 4u / WG)      // lam pieces of 4 columns per invocation
-float bra[BPA];
-vec4 brb[BPB]; // the next k-step's tiles, fetched during this one
-vec4 brs[BPB]; // with BFD: s_in beside each lam piece of brb
-float bdot;    // with BFD: this invocation's part of its head's <lam, s_in>
-
-// Column j of the block is p = j % hd of head hb0 + j / hd: its lam element
-// at k = n, and its B lam element at token row t.
-uint bl_lam_at(uint q, uint c, uint hb0, uint j, uint n) {
-    return ssd_nsr() + ssd_sb(q * p.nh + hb0 + j / p.hd, c) + n * p.hd + j % p.hd;
-}
-uint bl_y_at(uint q, uint c, uint hb0, uint j, uint t) {
-    return ssd_yb(0u, q * p.nh + hb0 + j / p.hd, c) + t * p.hd + j % p.hd;
-}
-
-// B rows t0 + e / BK, k = n0 + e % BK; lam piece e: k = n0 + e / (BNC / 4),
-// columns 4 (e % (BNC / 4)) .. + 3 of the block (zero past its heads).
-void bl_fetch(uint q, uint g, uint c, uint hb0, uint hb1, uint n0) {
-    const uint t0 = c * Q;
-    UNROLL for (uint k = 0; k < BPA; k++) {
-        const uint e = gl_LocalInvocationIndex + k * WG;
-        const uint t = t0 + e / BK, n = n0 + e % BK;
-        bra[k] = 0.0;
-        if (e < BK * Q && t < p.nt && n < p.ds)
-            bra[k] = ld_B(n, g, t, q);
-    }
-    const uint ncol = (hb1 - hb0) * p.hd;
-    UNROLL for (uint k = 0; k < BPB; k++) {
-        const uint e = gl_LocalInvocationIndex + k * WG;
-        const uint n = n0 + e / (BNC / 4u), j0 = 4u * (e % (BNC / 4u));
-        brb[k] = brs[k] = vec4(0.0);
-        if (n >= p.ds)
-            continue;
-        if (BV4 != 0u) {
-            if (j0 < ncol) {
-                const uint i = bl_lam_at(q, c, hb0, j0, n);
-                brb[k] = sr4[i / 4u];
-                if (BFD != 0u)
-                    brs[k] = sr4[(i - ssd_nsr()) / 4u];
-            }
-        } else
-            UNROLL for (uint j = 0; j < 4u; j++)
-                if (j0 + j < ncol)
-                    brb[k][j] = sr[bl_lam_at(q, c, hb0, j0 + j, n)];
-    }
-}
-void bl_put() {
-    UNROLL for (uint k = 0; k < BPA; k++) {
-        const uint e = gl_LocalInvocationIndex + k * WG;
-        if (e < BK * Q)
-            BA(e % BK, e / BK) = bra[k];
-    }
-    UNROLL for (uint k = 0; k < BPB; k++) {
-        const uint e = gl_LocalInvocationIndex + k * WG;
-        BBV(e / (BNC / 4u), e % (BNC / 4u)) = brb[k];
-        if (BFD != 0u)
-            UNROLL for (uint m = 0; m < 4u; m++)
-                bdot = fma(brb[k][m], brs[k][m], bdot);
-    }
-}
-
-void main() {
-    const uint hpg = p.nh / p.ng, nhb = (hpg + BLH - 1u) / BLH;
-    uint w = vkg_group_linear();
-    if (w >= p.nq * p.ng * p.nc * nhb)
-        return;
-    // Neighbouring workgroups share the chunk's B rows.
-    const uint hb = w % nhb;
-    w /= nhb;
-    const uint c = w % p.nc;
-    w /= p.nc;
-    const uint g = w % p.ng, q = w / p.ng;
-    const uint hb0 = g * hpg + hb * BLH, hb1 = g * hpg + min((hb + 1u) * BLH, hpg);
-    const uint tid = gl_LocalInvocationIndex, cg = tid % NCG, rg = tid / NCG;
-    float acc[BMR][8];
-    UNROLL for (uint i = 0; i < BMR; i++)
-        UNROLL for (uint j = 0; j < 8u; j++)
-            acc[i][j] = 0.0;
-    bdot = 0.0;
-    bl_fetch(q, g, c, hb0, hb1, 0u);
-    for (uint n0 = 0; n0 < p.ds; n0 += BK) {
-        bl_put();
-        barrier();
-        if (n0 + BK < p.ds)
-            bl_fetch(q, g, c, hb0, hb1, n0 + BK);
-        UNROLL for (uint kk = 0; kk < BK; kk++) {
-            float a[BMR];
-            UNROLL for (uint r = 0; r < BMR / 4u; r++) {
-                const vec4 av = BAV(kk, rg * (BMR / 4u) + r);
-                UNROLL for (uint i = 0; i < 4u; i++)
-                    a[4u * r + i] = av[i];
-            }
-            const vec4 b0 = BBV(kk, cg), b1 = BBV(kk, NCG + cg);
-            UNROLL for (uint i = 0; i < BMR; i++)
-                UNROLL for (uint j = 0; j < 4u; j++) {
-                    acc[i][j] = fma(a[i], b0[j], acc[i][j]);
-                    acc[i][4u + j] = fma(a[i], b1[j], acc[i][4u + j]);
-                }
-        }
-        barrier();
-    }
-    // Y rows t of head h: [q][h][c][t][p], a lane's 4 columns as one 16-byte
-    // store (BV4) or 4 scalars.
-    const uint ncol = (hb1 - hb0) * p.hd;
-    UNROLL for (uint s = 0; s < 2u; s++) {
-        const uint j0 = s * (BNC / 2u) + 4u * cg;
-        UNROLL for (uint i = 0; i < BMR; i++) {
-            const uint t = rg * BMR + i;
-            const vec4 v =
-                vec4(acc[i][4u * s], acc[i][4u * s + 1u], acc[i][4u * s + 2u], acc[i][4u * s + 3u]);
-            if (BV4 != 0u) {
-                if (j0 < ncol)
-                    sr4[bl_y_at(q, c, hb0, j0, t) / 4u] = v;
-            } else
-                UNROLL for (uint j = 0; j < 4u; j++)
-                    if (j0 + j < ncol)
-                        sr[bl_y_at(q, c, hb0, j0 + j, t)] = v[j];
-        }
-    }
-    // <lam, s_in> of each head of the block: its N x P elements strided over
-    // the workgroup, 8 partial sums per invocation (8 pieces of each in
-    // flight: at N x P = 8192, two trips per head with 128 invocations, one
-    // with 256), then the invocations' sums in two levels (16 invocations
-    // per head each add WG / 16 in order, then one adds those 16 in order),
-    // in the staging (free after the last k-step's barrier).
-    if (BFD != 0u) {
-        // Head hl's parts: invocations with i % (BNC / 4) in hl hd / 4 ..
-        // (hl + 1) hd / 4 - 1, in each of the WG / (BNC / 4) = 4 row groups
-        // of pieces; summed in order, per row group, then over the 4.
-        const uint npr = BNC / 4u, hq = p.hd / 4u;
-        BST(tid) = bdot;
-        barrier();
-        if (tid < BLH * 4u) {
-            const uint hl = tid / 4u, r = tid % 4u;
-            float a = 0.0;
-            for (uint k = 0; k < hq; k++)
-                a += BST(r * npr + hl * hq + k);
-            BST(WG + tid) = a;
-        }
-        barrier();
-        if (tid < BLH && hb0 + tid < hb1)
-            sr[ssd_bld(0u) + (q * p.nh + hb0 + tid) * p.nc + c] =
-                ((BST(WG + 4u * tid) + BST(WG + 4u * tid + 1u)) + BST(WG + 4u * tid + 2u)) +
-                BST(WG + 4u * tid + 3u);
-        return;
-    }
-    const uint nel = p.ds * p.hd, nsr = ssd_nsr();
-    const uint npc = BV4 != 0u ? nel / 4u : nel; // 16-byte pieces or scalars
-    for (uint hl = 0; hl < BLH; hl++) {
-        float d = 0.0;
-        if (hb0 + hl < hb1) {
-            const uint lo = ssd_sb(q * p.nh + hb0 + hl, c); // s_in; lam at nsr + lo
-            float d8[8];
-            UNROLL for (uint j = 0; j < 8u; j++)
-                d8[j] = 0.0;
-            for (uint e = tid; e < npc; e += 8u * WG)
-                UNROLL for (uint j = 0; j < 8u; j++) {
-                    const uint ej = e + j * WG;
-                    if (ej >= npc)
-                        continue;
-                    if (BV4 != 0u) {
-                        const vec4 si = sr4[lo / 4u + ej], la = sr4[(nsr + lo) / 4u + ej];
-                        UNROLL for (uint m = 0; m < 4u; m++)
-                            d8[j] = fma(si[m], la[m], d8[j]);
-                    } else
-                        d8[j] = fma(sr[lo + ej], sr[nsr + lo + ej], d8[j]);
-                }
-            d = ((d8[0] + d8[1]) + (d8[2] + d8[3])) + ((d8[4] + d8[5]) + (d8[6] + d8[7]));
-        }
-        BST(hl * WG + tid) = d;
-    }
-    barrier();
-    if (tid < BLH * 16u) {
-        const uint hl = tid / 16u, part = tid % 16u;
-        float a = 0.0;
-        for (uint k = 0; k < WG / 16u; k++)
-            a += BST(hl * WG + part * (WG / 16u) + k);
-        BST(BLH * WG + tid) = a;
-    }
-    barrier();
-    if (tid < BLH && hb0 + tid < hb1) {
-        float a = 0.0;
-        for (uint k = 0; k < 16u; k++)
-            a += BST(BLH * WG + tid * 16u + k);
-        sr[ssd_bld(0u) + (q * p.nh + hb0 + tid) * p.nc + c] = a;
-    }
 }
 #endif
 

@@ -11,9 +11,7 @@
 //       partials), with split SSD_MAIN DDT[q][h][t][role] (d_dt partials),
 //       with XH MS[q][h][c][t][u] (M o Sg per head) and XS[which][q][t][g][n]
 //       (SSD_XSUM's d_B (which 0) and d_C (1) terms), with XS YZ[2][q][h][t]
-//       (SSD_XC's d_l dots) and FAC[2][q][h][t] (SSD_SUM's factors for it)
-//       after those, with XS and BL then BL[q][h][c][t][p] (SSD_BL's B lam)
-//       and BLD[q][h][c] (its <lam, s_in>);
+//       (SSD_XC's d_l dots) and FAC[2][q][h][t] (SSD_SUM's factors for it);
 //   bc: per-head d_B then d_C partials, [q][h][t][n] each (with XS instead
 //       SSD_XC's, [k][q][g][t][n] per head split k); then, when
 //       precomputed, K = C B^T per (q, g, c) chunk, [t][u].
@@ -99,15 +97,8 @@ uint ssd_xs(uint nr) { return ssd_ms(nr) + p.nq * p.nh * p.nc * Q * Q; }
 uint ssd_yz(uint nr) { return ssd_xs(nr) + 2u * p.nq * p.ng * p.nt * p.ds; }
 // SSD_SUM's per-token factors for SSD_XC (XS), [2][q][h][t], after those.
 uint ssd_fac(uint nr) { return ssd_yz(nr) + 2u * p.nq * p.nh * p.nt; }
-// SSD_BL's B lam per chunk and head (XS with BL), [q][h][c][t][p] from a
-// multiple of 4 after those (16-byte pieces), then <lam, s_in> per chunk
-// and head, [q][h][c].
-uint ssd_bl(uint nr) { return (ssd_fac(nr) + 2u * p.nq * p.nh * p.nt + 3u) & ~3u; }
-uint ssd_bld(uint nr) { return ssd_bl(nr) + p.nq * p.nh * p.nc * Q * p.hd; }
-// Chunk c's N x P block of sequence-head qh in S (R: after ssd_nsr()), and
-// its Q x P block of B lam in BL.
+// Chunk c's N x P block of sequence-head qh in S (R: after ssd_nsr()).
 uint ssd_sb(uint qh, uint c) { return (qh * p.nc + c) * p.ds * p.hd; }
-uint ssd_yb(uint nr, uint qh, uint c) { return ssd_bl(nr) + (qh * p.nc + c) * Q * p.hd; }
 uint ssd_nbc() { return p.nq * p.nh * p.nt * p.ds; }
 // K = C B^T of (q, g, c) when precomputed (after the d_B / d_C partials).
 uint ssd_kofs(uint q, uint g, uint c) {
