@@ -247,8 +247,10 @@
  * chunk and head) and none of that loop's 8 barriers. SSD_MAIN 0.859 ->
  * 0.802 ms, the op 1.920 -> 1.860 at 64 heads x 4096 tokens, 3% at 64 x
  * 1024 and 24 x 1024 x 8 too, although its register count rose from 127
- * to 140 (one workgroup per SM instead of two; a loop not unrolled, or a
- * barrier kept in that loop, left it at 140). Measured and removed: BL, a
+ * to 140 (one workgroup per SM instead of two). The 13 come from F's
+ * partials in the staging: a timing-only build with them in the old
+ * arrays held 127 and ran no faster (0.795 against 0.794 ms), so that
+ * occupancy does not bound SSD_MAIN. Measured and removed: BL, a
  * kernel SSD_BL beside SSD_XC forming phase 3's B lam (k = d_state) for a
  * block of a group's heads as one product (8 x 8 blocks per invocation,
  * 166 registers at 128 invocations) and each head's <lam, s_in>, read
@@ -465,10 +467,10 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
                          : nxs_knob < 1             ? 1
                          : (uint64_t)nxs_knob > hpg ? hpg
                                                     : (uint64_t)nxs_knob;
-    const uint64_t sr_floats =
-        2 * nq * nh * nc * ds * hd + nq * nh * nc + nq * nh * ds * hd + nq * nh * nc * nr1 +
-        nq * nh * nt * nr + (xh ? nq * nh * nc * q * q + 2 * nq * ng * nt * ds : 0) +
-        (xs ? 4 * nq * nh * nt : 0); /* XS: YZ[2] and FAC[2] per token */
+    const uint64_t sr_floats = 2 * nq * nh * nc * ds * hd + nq * nh * nc + nq * nh * ds * hd +
+                               nq * nh * nc * nr1 + nq * nh * nt * nr +
+                               (xh ? nq * nh * nc * q * q + 2 * nq * ng * nt * ds : 0) +
+                               (xs ? 4 * nq * nh * nt : 0); /* XS: YZ[2] and FAC[2] per token */
     /* K = C B^T once per group (SSD_KMAT) instead of once per head. */
     const bool kpre = vkg_vk_tune_int("VKG_TUNE_SSD_KPRE", !small) != 0;
     const uint64_t bc_floats = 2 * nq * nh * nt * ds + (kpre ? nq * ng * nc * q * q : 0);
