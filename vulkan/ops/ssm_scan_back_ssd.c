@@ -259,7 +259,12 @@
  * invocations): it moves B lam through memory (64 MB each way) and reads
  * lam and s_in (256 MB). Timing-only builds: without its tile loads 0.143,
  * with 1 of 16 k per step 0.174. The op: -0.4% at 64 x 4096, +3.3% at
- * 64 x 1024, -0.1% at 24 x 1024 x 8; see speed.md round 17.
+ * 64 x 1024, -0.1% at 24 x 1024 x 8; see speed.md round 17. Timing-only
+ * builds of SSD_MAIN with GK (0.802 ms): without phase 3's B lam k-steps
+ * 0.480, with their tiles fetched for the first k-step only 0.661, with
+ * 1 of 16 k per step 0.935 (slower: the loads' latency is then not hidden
+ * at all). The loop waits on its loads; more in flight per workgroup is
+ * the next step.
  */
 #include <stdlib.h>
 
