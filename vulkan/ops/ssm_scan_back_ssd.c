@@ -176,7 +176,8 @@
  * VKG_TUNE_SSD_XV4=0|1 (SSD_XC's tiles as 16-byte pieces where aligned),
  * VKG_TUNE_SSD_XSH=0|1 (SSD_XC's row dots by subgroup shuffles),
  * VKG_TUNE_SSD_GK=0|1 (with XS: SSD_MAIN keeps G in shared memory from
- * phase 1 for phase 3; on by default since round 17). (The
+ * phase 1 for phase 3; on by default since round 17), VKG_TUNE_SSD_L4=1
+ * (phase 3's lam and s_in tiles as 16-byte pieces; off until timed). (The
  * per-stage times above were taken with a timing-only knob that left stages out; as its
  * results were wrong it is not kept.)
  *
@@ -562,6 +563,11 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
     const uint32_t gk = xs && gr.v4 && hd <= mnt && hd <= qs &&
                         (uint64_t)(gr.trw + gr.tcw) * q <= ssd_main_stg(q, gr) &&
                         vkg_vk_tune_int("VKG_TUNE_SSD_GK", 1) != 0;
+    /* L4: phase 3's lam and s_in tiles as 16-byte pieces of the scratch
+     * (whole and aligned where head_dim is a multiple of 4; with one chunk
+     * they come from the inputs instead). Built in round 17 after the
+     * device time was spent: off until the H200 times it. */
+    const uint32_t l4 = hd % 4 == 0 && nc > 1 && vkg_vk_tune_int("VKG_TUNE_SSD_L4", 0) != 0;
     const uint32_t mspec[8] = {gr.trw * gr.tcw,
                                (uint32_t)q,
                                gr.trw,
@@ -569,7 +575,7 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
                                kpre ? 1u : 0u,
                                (uint32_t)nr,
                                pf | wmap << 1 | k2 << 2 | p2s << 3 | tri << 4 | (uint32_t)xh << 5 |
-                                   (uint32_t)xs << 6 | gk << 7,
+                                   (uint32_t)xs << 6 | gk << 7 | l4 << 8,
                                gr.kt};
     const uint32_t rspec[5] = {SSD_WG, (uint32_t)q, (uint32_t)nr, xh, (uint32_t)nxs};
     const uint64_t ntl = (ds + SSD_NT - 1) / SSD_NT, ptl = (hd + SSD_NT - 1) / SSD_NT;

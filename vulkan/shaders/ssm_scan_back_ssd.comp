@@ -425,6 +425,11 @@ layout(constant_id = 6) const uint SFL = 1;
 // and M o Sg is not stored there), so phase 3's (M o K)^T G reads it from
 // there: no G fetches and no barriers in that loop.
 #define GK ((SFL & 128u) != 0u)
+// Bit 8, L4 (head_dim a multiple of 4 and several chunks, the host ensures):
+// phase 3's lam and s_in tiles fetched as 16-byte pieces from the scratch
+// (at 64 columns and a 16-deep k-step, 2 loads per invocation and k-step
+// instead of 8).
+#define L4 ((SFL & 256u) != 0u)
 #define MRM (Q / TRW)
 #define MC1 (Q / TCW)
 #define MNT (4u * TCW)
@@ -634,6 +639,37 @@ float dot_lam_sin_s() {
     float d = 0.0;
     UNROLL for (uint k = 0; k < PFBS; k++)
         d = fma(sb0[k], sb1[k], d);
+    return d;
+}
+// L4: the same tiles as 16-byte pieces, piece e: row n0 + e / (MNT / 4),
+// columns p0 + 4 (e % (MNT / 4)) .. + 3 (all or none within head_dim).
+#define PFB4 ((2u * KT * MNT / 4u + WG - 1u) / WG)
+vec4 sl4[PFB4], ss4[PFB4];
+void fetch_lam_cols4(uint sbase, uint n0, uint p0) {
+    UNROLL for (uint k = 0; k < PFB4; k++) {
+        const uint e = gl_LocalInvocationIndex + k * WG;
+        const uint n = n0 + e / (MNT / 4u), pp = p0 + 4u * (e % (MNT / 4u));
+        sl4[k] = ss4[k] = vec4(0.0);
+        if (e < KS * MNT / 4u && n < p.ds && pp < p.hd) {
+            const uint i = sbase + n * p.hd + pp;
+            sl4[k] = sr4[(ssd_nsr() + i) / 4u];
+            if (XS)
+                ss4[k] = sr4[i / 4u];
+        }
+    }
+}
+void put_b4() {
+    UNROLL for (uint k = 0; k < PFB4; k++) {
+        const uint e = gl_LocalInvocationIndex + k * WG;
+        if (e < KS * MNT / 4u)
+            SB1V(e / (MNT / 4u), e % (MNT / 4u)) = sl4[k];
+    }
+}
+float dot_lam_sin4() {
+    float d = 0.0;
+    UNROLL for (uint k = 0; k < PFB4; k++)
+        UNROLL for (uint m = 0; m < 4u; m++)
+            d = fma(sl4[k][m], ss4[k][m], d);
     return d;
 }
 // g_y rows t0 + kk, columns p.
@@ -1284,17 +1320,26 @@ void main() {
             UNROLL for (uint j = 0; j < 4u; j++)
                 aX[i][j] = 0.0;
         fetch_b_rows_s(q, g, t0, 0u);
-        fetch_lam_cols_s(sbase, h, q, slot, 0u, p0);
+        if (L4)
+            fetch_lam_cols4(sbase, 0u, p0);
+        else
+            fetch_lam_cols_s(sbase, h, q, slot, 0u, p0);
         for (uint n0 = 0; n0 < p.ds; n0 += KS) {
             put_a_s(false, 0u);
-            put_b_s();
+            if (L4)
+                put_b4();
+            else
+                put_b_s();
             if (XS)
-                dotp += dot_lam_sin_s();
+                dotp += L4 ? dot_lam_sin4() : dot_lam_sin_s();
             barrier();
             const bool more = n0 + KS < p.ds;
             if (PF != 0u && more) {
                 fetch_b_rows_s(q, g, t0, n0 + KS);
-                fetch_lam_cols_s(sbase, h, q, slot, n0 + KS, p0);
+                if (L4)
+                    fetch_lam_cols4(sbase, n0 + KS, p0);
+                else
+                    fetch_lam_cols_s(sbase, h, q, slot, n0 + KS, p0);
             }
             UNROLL for (uint kk = 0; kk < KS; kk++) {
                 float a[MRM];
@@ -1314,7 +1359,10 @@ void main() {
             barrier();
             if (PF == 0u && more) {
                 fetch_b_rows_s(q, g, t0, n0 + KS);
-                fetch_lam_cols_s(sbase, h, q, slot, n0 + KS, p0);
+                if (L4)
+                    fetch_lam_cols4(sbase, n0 + KS, p0);
+                else
+                    fetch_lam_cols_s(sbase, h, q, slot, n0 + KS, p0);
             }
         }
         UNROLL for (uint i = 0; i < MRM; i++)
