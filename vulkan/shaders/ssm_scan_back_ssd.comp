@@ -689,6 +689,22 @@ void put_b_s() {
             SB1(e / MNT, e % MNT) = sb0[k];
     }
 }
+// Phase 3's B lam k-step n0: B rows, and lam (XS: s_in) columns p0 .. as
+// scalars or (L4) 16-byte pieces; then their stores.
+void fetch_blam(uint q, uint g, uint t0, uint sbase, uint h, uint slot, uint n0, uint p0) {
+    fetch_b_rows_s(q, g, t0, n0);
+    if (L4)
+        fetch_lam_cols4(sbase, n0, p0);
+    else
+        fetch_lam_cols_s(sbase, h, q, slot, n0, p0);
+}
+void put_blam() {
+    put_a_s(false, 0u);
+    if (L4)
+        put_b4();
+    else
+        put_b_s();
+}
 
 // Phase 1's operands at k-step kk: rows ROW(i) of the first A tile,
 // columns COL(j) of the second; as vec4 where WMAP makes both contiguous.
@@ -1319,28 +1335,15 @@ void main() {
         UNROLL for (uint i = 0; i < MRM; i++)
             UNROLL for (uint j = 0; j < 4u; j++)
                 aX[i][j] = 0.0;
-        fetch_b_rows_s(q, g, t0, 0u);
-        if (L4)
-            fetch_lam_cols4(sbase, 0u, p0);
-        else
-            fetch_lam_cols_s(sbase, h, q, slot, 0u, p0);
+        fetch_blam(q, g, t0, sbase, h, slot, 0u, p0);
         for (uint n0 = 0; n0 < p.ds; n0 += KS) {
-            put_a_s(false, 0u);
-            if (L4)
-                put_b4();
-            else
-                put_b_s();
+            put_blam();
             if (XS)
                 dotp += L4 ? dot_lam_sin4() : dot_lam_sin_s();
             barrier();
             const bool more = n0 + KS < p.ds;
-            if (PF != 0u && more) {
-                fetch_b_rows_s(q, g, t0, n0 + KS);
-                if (L4)
-                    fetch_lam_cols4(sbase, n0 + KS, p0);
-                else
-                    fetch_lam_cols_s(sbase, h, q, slot, n0 + KS, p0);
-            }
+            if (PF != 0u && more)
+                fetch_blam(q, g, t0, sbase, h, slot, n0 + KS, p0);
             UNROLL for (uint kk = 0; kk < KS; kk++) {
                 float a[MRM];
 #if defined(SSD_V4)
@@ -1357,13 +1360,8 @@ void main() {
                         aX[i][j] = fma(a[i], b[j], aX[i][j]);
             }
             barrier();
-            if (PF == 0u && more) {
-                fetch_b_rows_s(q, g, t0, n0 + KS);
-                if (L4)
-                    fetch_lam_cols4(sbase, n0 + KS, p0);
-                else
-                    fetch_lam_cols_s(sbase, h, q, slot, n0 + KS, p0);
-            }
+            if (PF == 0u && more)
+                fetch_blam(q, g, t0, sbase, h, slot, n0 + KS, p0);
         }
         UNROLL for (uint i = 0; i < MRM; i++)
             UNROLL for (uint j = 0; j < 4u; j++)
