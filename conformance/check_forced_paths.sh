@@ -73,11 +73,11 @@ run "scan Mamba-2: cross-head state terms with G kept in shared memory for phase
 run "scan Mamba-2: GK with K formed in SSD_MAIN" \
   'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
   VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_GK=1 VKG_TUNE_SSD_KPRE=0
-run "scan Mamba-2: phase 3's lam and s_in tiles as 16-byte pieces (L4), with the cross-head state terms" \
+run "scan Mamba-2: phase 3's lam and s_in tiles read as scalars (L4 off), with the cross-head state terms" \
   'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
-  VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_L4=1
-run "scan Mamba-2: L4 on the matrix form's defaults, every sequence length" 'ssm_scan_back.mamba2*' \
-  VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_L4=1
+  VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_L4=0
+run "scan Mamba-2: L4 off on the matrix form's defaults, every sequence length" 'ssm_scan_back.mamba2*' \
+  VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_L4=0
 run "scan Mamba-2: cross-head sums off" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=0
 run "scan Mamba-1: chunked recurrence" 'ssm_scan_back.mamba1*' VKG_TUNE_SCAN_CHAN=0
 run "scan Mamba-1: channel path at every size" 'ssm_scan_back.mamba1*' VKG_TUNE_CHAN_MINTOK=1
