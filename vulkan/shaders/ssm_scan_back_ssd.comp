@@ -430,6 +430,13 @@ layout(constant_id = 6) const uint SFL = 1;
 // (at 64 columns and a 16-deep k-step, 2 loads per invocation and k-step
 // instead of 8).
 #define L4 ((SFL & 256u) != 0u)
+// Phase 3's B lam tiles pass through NSET register sets, walked by a loop
+// over the sets (NSET is 1). The H200's driver compiles this form faster
+// than the plain loop over k-steps of the same operations: SSD_MAIN 0.708
+// against 0.786 ms at 64 heads x 4096 tokens (round 18). More sets, more
+// k-steps in flight, gave nothing: picked by the loop index they went to
+// local memory (0.90 ms), named by constants they ran at 0.784-0.786.
+#define NSET 1u
 #define MRM (Q / TRW)
 #define MC1 (Q / TCW)
 #define MNT (4u * TCW)
@@ -599,25 +606,34 @@ void fetch_g_xd_s(uint q, uint h, uint t0, uint p0) {
         }
     }
 }
-void fetch_b_rows_s(uint q, uint g, uint t0, uint n0) {
+// Phase 3's B rows t0 + .., columns n0 + kk, into register set s.
+float sbr[NSET][PFAS];
+void fetch_b_rows_s(uint s, uint q, uint g, uint t0, uint n0) {
     UNROLL for (uint k = 0; k < PFAS; k++) {
         const uint e = gl_LocalInvocationIndex + k * WG;
         const uint t = t0 + e / KS, n = n0 + e % KS;
-        sa0[k] = 0.0;
+        sbr[s][k] = 0.0;
         if (e < KS * Q && t < p.nt && n < p.ds)
-            sa0[k] = ld_B(n, g, t, q);
+            sbr[s][k] = ld_B(n, g, t, q);
+    }
+}
+void put_b_rows_s(uint s) {
+    UNROLL for (uint k = 0; k < PFAS; k++) {
+        const uint e = gl_LocalInvocationIndex + k * WG;
+        if (e < KS * Q)
+            SA1(e % KS, e / KS) = sbr[s][k];
     }
 }
 // GK (phase 1, p0 its k-step's first column): G also to sms, [t][p].
-void put_a_s(bool two, uint p0) {
+void put_a_s(uint p0) {
     UNROLL for (uint k = 0; k < PFAS; k++) {
         const uint e = gl_LocalInvocationIndex + k * WG;
         if (e < KS * Q) {
             SA1(e % KS, e / KS) = sa0[k];
-            if (GK && two && p0 + e % KS < p.hd)
+            if (GK && p0 + e % KS < p.hd)
                 SMS((e / KS) * QS + p0 + e % KS) = sa0[k];
-            if (two) // x dt' (see fetch_g_xd)
-                SA1(KS + e % KS, e / KS) = sa1[k] * sdtp[e / KS];
+            // x dt' (see fetch_g_xd)
+            SA1(KS + e % KS, e / KS) = sa1[k] * sdtp[e / KS];
         }
     }
 }
@@ -642,34 +658,35 @@ float dot_lam_sin_s() {
     return d;
 }
 // L4: the same tiles as 16-byte pieces, piece e: row n0 + e / (MNT / 4),
-// columns p0 + 4 (e % (MNT / 4)) .. + 3 (all or none within head_dim).
+// columns p0 + 4 (e % (MNT / 4)) .. + 3 (all or none within head_dim);
+// register set s.
 #define PFB4 ((2u * KT * MNT / 4u + WG - 1u) / WG)
-vec4 sl4[PFB4], ss4[PFB4];
-void fetch_lam_cols4(uint sbase, uint n0, uint p0) {
+vec4 sl4[NSET][PFB4], ss4[NSET][PFB4];
+void fetch_lam_cols4(uint s, uint sbase, uint n0, uint p0) {
     UNROLL for (uint k = 0; k < PFB4; k++) {
         const uint e = gl_LocalInvocationIndex + k * WG;
         const uint n = n0 + e / (MNT / 4u), pp = p0 + 4u * (e % (MNT / 4u));
-        sl4[k] = ss4[k] = vec4(0.0);
+        sl4[s][k] = ss4[s][k] = vec4(0.0);
         if (e < KS * MNT / 4u && n < p.ds && pp < p.hd) {
             const uint i = sbase + n * p.hd + pp;
-            sl4[k] = sr4[(ssd_nsr() + i) / 4u];
+            sl4[s][k] = sr4[(ssd_nsr() + i) / 4u];
             if (XS)
-                ss4[k] = sr4[i / 4u];
+                ss4[s][k] = sr4[i / 4u];
         }
     }
 }
-void put_b4() {
+void put_b4(uint s) {
     UNROLL for (uint k = 0; k < PFB4; k++) {
         const uint e = gl_LocalInvocationIndex + k * WG;
         if (e < KS * MNT / 4u)
-            SB1V(e / (MNT / 4u), e % (MNT / 4u)) = sl4[k];
+            SB1V(e / (MNT / 4u), e % (MNT / 4u)) = sl4[s][k];
     }
 }
-float dot_lam_sin4() {
+float dot_lam_sin4(uint s) {
     float d = 0.0;
     UNROLL for (uint k = 0; k < PFB4; k++)
         UNROLL for (uint m = 0; m < 4u; m++)
-            d = fma(sl4[k][m], ss4[k][m], d);
+            d = fma(sl4[s][k][m], ss4[s][k][m], d);
     return d;
 }
 // g_y rows t0 + kk, columns p.
@@ -689,21 +706,26 @@ void put_b_s() {
             SB1(e / MNT, e % MNT) = sb0[k];
     }
 }
-// Phase 3's B lam k-step n0: B rows, and lam (XS: s_in) columns p0 .. as
-// scalars or (L4) 16-byte pieces; then their stores.
-void fetch_blam(uint q, uint g, uint t0, uint sbase, uint h, uint slot, uint n0, uint p0) {
-    fetch_b_rows_s(q, g, t0, n0);
+// Phase 3's B lam k-step n0 into register set s (NSET; the scalar lam tiles
+// have one set): B rows, and lam (XS: s_in) columns p0 .. as scalars or (L4)
+// 16-byte pieces; then their stores, and the partial <lam, s_in>.
+void fetch_blam(uint s, uint q, uint g, uint t0, uint sbase, uint h, uint slot, uint n0,
+                uint p0) {
+    fetch_b_rows_s(s, q, g, t0, n0);
     if (L4)
-        fetch_lam_cols4(sbase, n0, p0);
+        fetch_lam_cols4(s, sbase, n0, p0);
     else
         fetch_lam_cols_s(sbase, h, q, slot, n0, p0);
 }
-void put_blam() {
-    put_a_s(false, 0u);
+void put_blam(uint s) {
+    put_b_rows_s(s);
     if (L4)
-        put_b4();
+        put_b4(s);
     else
         put_b_s();
+}
+float dot_blam(uint s) {
+    return L4 ? dot_lam_sin4(s) : dot_lam_sin_s();
 }
 
 // Phase 1's operands at k-step kk: rows ROW(i) of the first A tile,
@@ -860,7 +882,7 @@ void main() {
     // TRI: this invocation's block of Sg is all above the diagonal.
     const bool upper = TRI && COL(0) > ROW(MRM - 1u);
     for (uint p0 = 0; need_s && p0 < p.hd; p0 += KS) {
-        put_a_s(true, p0);
+        put_a_s(p0);
         barrier();
         const bool more = p0 + KS < p.hd;
         if (PF != 0u && more)
@@ -1335,34 +1357,43 @@ void main() {
         UNROLL for (uint i = 0; i < MRM; i++)
             UNROLL for (uint j = 0; j < 4u; j++)
                 aX[i][j] = 0.0;
-        fetch_blam(q, g, t0, sbase, h, slot, 0u, p0);
-        for (uint n0 = 0; n0 < p.ds; n0 += KS) {
-            put_blam();
-            if (XS)
-                dotp += L4 ? dot_lam_sin4() : dot_lam_sin_s();
-            barrier();
-            const bool more = n0 + KS < p.ds;
-            if (PF != 0u && more)
-                fetch_blam(q, g, t0, sbase, h, slot, n0 + KS, p0);
-            UNROLL for (uint kk = 0; kk < KS; kk++) {
-                float a[MRM];
+        // k-step n uses register set (n / KS) % NSET; sets 0 .. NSET - 1 are
+        // fetched ahead, and each is fetched again for the step NSET on (see
+        // NSET for why this is a loop over one set).
+        UNROLL for (uint s = 0; s < NSET; s++)
+            if (s * KS < p.ds)
+                fetch_blam(s, q, g, t0, sbase, h, slot, s * KS, p0);
+        for (uint n0 = 0; n0 < p.ds; n0 += NSET * KS)
+            UNROLL for (uint s = 0; s < NSET; s++) {
+                const uint n = n0 + s * KS;
+                if (n >= p.ds)
+                    continue;
+                put_blam(s);
+                if (XS)
+                    dotp += dot_blam(s);
+                barrier();
+                const bool more = n + NSET * KS < p.ds;
+                if (PF != 0u && more)
+                    fetch_blam(s, q, g, t0, sbase, h, slot, n + NSET * KS, p0);
+                UNROLL for (uint kk = 0; kk < KS; kk++) {
+                    float a[MRM];
 #if defined(SSD_V4)
-                const vec4 va = stg4[kk * (QP / 4u) + tr];
-                UNROLL for (uint i = 0; i < MRM; i++)
-                    a[i] = va[i];
+                    const vec4 va = stg4[kk * (QP / 4u) + tr];
+                    UNROLL for (uint i = 0; i < MRM; i++)
+                        a[i] = va[i];
 #else
-                UNROLL for (uint i = 0; i < MRM; i++)
-                    a[i] = SA1(kk, ROW(i));
+                    UNROLL for (uint i = 0; i < MRM; i++)
+                        a[i] = SA1(kk, ROW(i));
 #endif
-                const vec4 b = SB1V(kk, tcl);
-                UNROLL for (uint i = 0; i < MRM; i++)
-                    UNROLL for (uint j = 0; j < 4u; j++)
-                        aX[i][j] = fma(a[i], b[j], aX[i][j]);
+                    const vec4 b = SB1V(kk, tcl);
+                    UNROLL for (uint i = 0; i < MRM; i++)
+                        UNROLL for (uint j = 0; j < 4u; j++)
+                            aX[i][j] = fma(a[i], b[j], aX[i][j]);
+                }
+                barrier();
+                if (PF == 0u && more)
+                    fetch_blam(s, q, g, t0, sbase, h, slot, n + NSET * KS, p0);
             }
-            barrier();
-            if (PF == 0u && more)
-                fetch_blam(q, g, t0, sbase, h, slot, n0 + KS, p0);
-        }
         UNROLL for (uint i = 0; i < MRM; i++)
             UNROLL for (uint j = 0; j < 4u; j++)
                 aX[i][j] *= seR[ROW(i)];
