@@ -267,6 +267,16 @@
  * 1 of 16 k per step 0.935 (slower: the loads' latency is then not hidden
  * at all). The loop waits on its loads; more in flight per workgroup is
  * the next step.
+ *
+ * Round 18: L4 on (above). More k-steps of phase 3's B lam in flight, each
+ * in its own register set: sets picked by a loop index went to local
+ * memory (SSD_MAIN 0.90 ms), sets named by constants ran at 0.793 / 0.784
+ * / 0.786 / 0.786 ms for 1-4 sets: not kept. But that first form, at one
+ * set, ran SSD_MAIN at 0.708 ms against 0.786 for the same operations in
+ * the plain loop (the op 1.836 -> 1.759 ms; 64 x 1024 0.523 -> 0.504, 24 x
+ * 1024 x 8 1.467 -> 1.410), and neither its loop alone nor its
+ * two-level arrays alone did: the shader keeps that form (NSET, with the
+ * measurements). speed.md round 18 has the table.
  */
 #include <stdlib.h>
 
@@ -568,7 +578,7 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
      * (whole and aligned where head_dim is a multiple of 4; with one chunk
      * they come from the inputs instead). On by default since round 18:
      * SSD_MAIN 0.795 -> 0.786 ms at 64 heads x 4096 tokens (134 registers
-     * instead of 140), the op 0.5-0.9% faster at all three measured shapes. */
+     * instead of 140), the op 0.4-0.9% faster at all three measured shapes. */
     const uint32_t l4 = hd % 4 == 0 && nc > 1 && vkg_vk_tune_int("VKG_TUNE_SSD_L4", 1) != 0;
     const uint32_t mspec[8] = {gr.trw * gr.tcw,
                                (uint32_t)q,

@@ -430,12 +430,15 @@ layout(constant_id = 6) const uint SFL = 1;
 // (at 64 columns and a 16-deep k-step, 2 loads per invocation and k-step
 // instead of 8).
 #define L4 ((SFL & 256u) != 0u)
-// Phase 3's B lam tiles pass through NSET register sets, walked by a loop
-// over the sets (NSET is 1). The H200's driver compiles this form faster
-// than the plain loop over k-steps of the same operations: SSD_MAIN 0.708
-// against 0.786 ms at 64 heads x 4096 tokens (round 18). More sets, more
-// k-steps in flight, gave nothing: picked by the loop index they went to
-// local memory (0.90 ms), named by constants they ran at 0.784-0.786.
+// Phase 3's B lam tiles pass through NSET register sets ([NSET][..] arrays),
+// walked by a loop over the sets; NSET is 1. The H200's driver compiles
+// this form faster than the same operations written otherwise: SSD_MAIN
+// 0.708 ms at 64 heads x 4096 tokens, against 0.786-0.794 for the plain
+// loop over k-steps (flat arrays, B in phase 1's or its own), for the loop
+// over sets with flat arrays, and for the plain loop with this form's
+// guards (round 18). More sets, more k-steps in flight, gave nothing:
+// picked by the loop index they went to local memory (0.90 ms), named by
+// constants they ran at 0.784-0.786.
 #define NSET 1u
 #define MRM (Q / TRW)
 #define MC1 (Q / TCW)
