@@ -276,7 +276,10 @@
  * the plain loop (the op 1.836 -> 1.759 ms; 64 x 1024 0.523 -> 0.504, 24 x
  * 1024 x 8 1.467 -> 1.410), and neither its loop alone nor its
  * two-level arrays alone did: the shader keeps that form (NSET, with the
- * measurements). speed.md round 18 has the table.
+ * measurements). Phase 1's G / XD loop in the same form, after the report
+ * run: SSD_MAIN 0.709 -> 0.694 ms, 128 registers, the op 1.759 -> 1.744
+ * (64 x 1024 0.505 -> 0.501, 24 x 1024 x 8 1.410 -> 1.397); SSD_SUM's loop
+ * in it 0.343 -> 0.342, not kept. speed.md round 18 has the tables.
  */
 #include <stdlib.h>
 

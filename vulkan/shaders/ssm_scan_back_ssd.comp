@@ -438,7 +438,9 @@ layout(constant_id = 6) const uint SFL = 1;
 // over sets with flat arrays, and for the plain loop with this form's
 // guards (round 18). More sets, more k-steps in flight, gave nothing:
 // picked by the loop index they went to local memory (0.90 ms), named by
-// constants they ran at 0.784-0.786.
+// constants they ran at 0.784-0.786. Phase 1's G / XD tiles take the same
+// form: SSD_MAIN 0.709 -> 0.694 ms, 134 -> 128 registers (SSD_SUM's loop in
+// it: 0.343 -> 0.342, not kept).
 #define NSET 1u
 #define MRM (Q / TRW)
 #define MC1 (Q / TCW)
@@ -594,18 +596,18 @@ void put_b(bool two) {
 }
 
 // Phases 1 and 3 at k-step KS (tiles as above with KS for KT; the second A
-// tile at row KS).
+// tile at row KS). Phase 1's G and XD tiles in register set s (NSET).
 #define PFAS ((2u * KT * Q + WG - 1u) / WG)
 #define PFBS ((2u * KT * MNT + WG - 1u) / WG)
-float sa0[PFAS], sa1[PFAS], sb0[PFBS], sb1[PFBS];
-void fetch_g_xd_s(uint q, uint h, uint t0, uint p0) {
+float sa0[NSET][PFAS], sa1[NSET][PFAS], sb0[PFBS], sb1[PFBS];
+void fetch_g_xd_s(uint s, uint q, uint h, uint t0, uint p0) {
     UNROLL for (uint k = 0; k < PFAS; k++) {
         const uint e = gl_LocalInvocationIndex + k * WG;
         const uint i = e / KS, t = t0 + i, pp = p0 + e % KS;
-        sa0[k] = sa1[k] = 0.0;
+        sa0[s][k] = sa1[s][k] = 0.0;
         if (e < KS * Q && t < p.nt && pp < p.hd) {
-            sa0[k] = ld_gy(pp, h, t, q);
-            sa1[k] = ld_x(pp, h, t, q);
+            sa0[s][k] = ld_gy(pp, h, t, q);
+            sa1[s][k] = ld_x(pp, h, t, q);
         }
     }
 }
@@ -628,15 +630,15 @@ void put_b_rows_s(uint s) {
     }
 }
 // GK (phase 1, p0 its k-step's first column): G also to sms, [t][p].
-void put_a_s(uint p0) {
+void put_a_s(uint s, uint p0) {
     UNROLL for (uint k = 0; k < PFAS; k++) {
         const uint e = gl_LocalInvocationIndex + k * WG;
         if (e < KS * Q) {
-            SA1(e % KS, e / KS) = sa0[k];
+            SA1(e % KS, e / KS) = sa0[s][k];
             if (GK && p0 + e % KS < p.hd)
-                SMS((e / KS) * QS + p0 + e % KS) = sa0[k];
+                SMS((e / KS) * QS + p0 + e % KS) = sa0[s][k];
             // x dt' (see fetch_g_xd)
-            SA1(KS + e % KS, e / KS) = sa1[k] * sdtp[e / KS];
+            SA1(KS + e % KS, e / KS) = sa1[s][k] * sdtp[e / KS];
         }
     }
 }
@@ -881,27 +883,34 @@ void main() {
 
     // Phase 1: Sg = G XD^T and K = C B^T, MRM x MC1 each per invocation.
     if (need_s)
-        fetch_g_xd_s(q, h, t0, 0u);
+        UNROLL for (uint s = 0; s < NSET; s++)
+            if (s * KS < p.hd)
+                fetch_g_xd_s(s, q, h, t0, s * KS);
     // TRI: this invocation's block of Sg is all above the diagonal.
     const bool upper = TRI && COL(0) > ROW(MRM - 1u);
-    for (uint p0 = 0; need_s && p0 < p.hd; p0 += KS) {
-        put_a_s(p0);
-        barrier();
-        const bool more = p0 + KS < p.hd;
-        if (PF != 0u && more)
-            fetch_g_xd_s(q, h, t0, p0 + KS);
-        if (!upper)
-            UNROLL for (uint kk = 0; kk < KS; kk++) {
-                float a[MRM], b[MC1];
-                P1_LOAD(kk, a, b, KS)
-                UNROLL for (uint i = 0; i < MRM; i++)
-                    UNROLL for (uint j = 0; j < MC1; j++)
-                        aS[i][j] = fma(a[i], b[j], aS[i][j]);
-            }
-        barrier();
-        if (PF == 0u && more)
-            fetch_g_xd_s(q, h, t0, p0 + KS);
-    }
+    // k-step p0 in register set (p0 / KS) % NSET, as phase 3's (see NSET).
+    for (uint p1 = 0; need_s && p1 < p.hd; p1 += NSET * KS)
+        UNROLL for (uint s = 0; s < NSET; s++) {
+            const uint p0 = p1 + s * KS;
+            if (p0 >= p.hd)
+                continue;
+            put_a_s(s, p0);
+            barrier();
+            const bool more = p0 + NSET * KS < p.hd;
+            if (PF != 0u && more)
+                fetch_g_xd_s(s, q, h, t0, p0 + NSET * KS);
+            if (!upper)
+                UNROLL for (uint kk = 0; kk < KS; kk++) {
+                    float a[MRM], b[MC1];
+                    P1_LOAD(kk, a, b, KS)
+                    UNROLL for (uint i = 0; i < MRM; i++)
+                        UNROLL for (uint j = 0; j < MC1; j++)
+                            aS[i][j] = fma(a[i], b[j], aS[i][j]);
+                }
+            barrier();
+            if (PF == 0u && more)
+                fetch_g_xd_s(s, q, h, t0, p0 + NSET * KS);
+        }
     if (!need_k) {
     } else if (KPRE != 0u) {
         // K of the group, from SSD_KMAT.
