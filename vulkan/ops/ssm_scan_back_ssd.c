@@ -175,6 +175,9 @@
  * group: the heads split N ways), VKG_TUNE_SSD_XKT=8|16 (SSD_XC's k-step),
  * VKG_TUNE_SSD_XV4=0|1 (SSD_XC's tiles as 16-byte pieces where aligned),
  * VKG_TUNE_SSD_XSH=0|1 (SSD_XC's row dots by subgroup shuffles),
+ * VKG_TUNE_SSD_XWG=256|512 (SSD_XC's invocations: 512, the default
+ * since round 19, splits a chunk's rows over two groups of 8 warps where Q
+ * is a multiple of 64),
  * VKG_TUNE_SSD_GK=0|1 (with XS: SSD_MAIN keeps G in shared memory from
  * phase 1 for phase 3; on by default since round 17), VKG_TUNE_SSD_L4=0|1
  * (phase 3's lam and s_in tiles as 16-byte pieces; on by default since
@@ -280,6 +283,16 @@
  * run: SSD_MAIN 0.709 -> 0.694 ms, 128 registers, the op 1.759 -> 1.744
  * (64 x 1024 0.505 -> 0.501, 24 x 1024 x 8 1.410 -> 1.397); SSD_SUM's loop
  * in it 0.343 -> 0.342, not kept. speed.md round 18 has the tables.
+ *
+ * Round 19: SSD_XC on 512 invocations, a chunk's rows in two groups of 8
+ * warps (4 rows x 4 columns each): 165 -> 101 registers, 8 -> 16 warps
+ * per SM, SSD_XC 0.480 -> 0.428 ms, the op 1.733 -> 1.683 at 64 x 4096
+ * (64 x 1024 0.498 -> 0.482, 24 x 1024 x 8 1.391 -> 1.343). SSD_SUM's
+ * fetch in two loops (B / C, x / g_y): 0.343 -> 0.333. Measured and not
+ * kept: SSD_XC's k-steps in SSD_MAIN's register-set form (0.481 -> 0.569
+ * on 256 invocations, 0.482 on 512); on 512, 2 head splits (0.435) or
+ * k-step 8 (0.614); SSD_SUM with two n tiles per workgroup of 512 (95
+ * registers, 0.433: one workgroup per SM instead of three).
  */
 #include <stdlib.h>
 
@@ -339,7 +352,7 @@ enum {
     SSD_NDOT = 16,    /* mirrors NDOT: SSD_MAIN's two-level sums */
     SSD_XC_KT = 16,   /* SSD_XC's k-step (XKT), 8 or 16 */
     SSD_XC_N = 128,   /* mirrors XNW: SSD_XC's columns of n per workgroup */
-    SSD_XC_WG = 256,  /* SSD_XC's invocations: the shader's layout assumes it */
+    SSD_XC_WG = 256,  /* SSD_XC's invocations (per group of rows; 1 or 2 groups) */
     SSD_XC_WGS = 128, /* SSD_XC's workgroups wanted (head splits; see round 15) */
     SSD_Q_MAX = 64,
     SSD_SMALL_C64 = 32, /* see the defaults in vkg_vk_scan_back_ssd */
@@ -465,15 +478,22 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
     /* SSD_XC's shared memory: staging (xsh 0: or the dots of the column
      * groups, if larger), C / B rows, xsh 1: the warps' row dots. */
     const uint64_t xstg = xkt * (q + 4 + SSD_XC_N + 4), xred = 32 * (q + 1);
-    const uint64_t xc_shared = ((xsh || xstg >= xred ? xstg : xred) + q * (SSD_XC_N + 4) +
-                                (xsh ? SSD_XC_WG / 32 * q : 1)) *
-                               sizeof(float);
+    const uint64_t xc_shared =
+        ((xsh || xstg >= xred ? xstg : xred) + q * (SSD_XC_N + 4) + (xsh ? 8 * q : 1)) *
+        sizeof(float);
     /* 16-byte tile loads where every x / g_y piece is 16-byte aligned. */
     const bool xs_al =
         hd % 4 == 0 && vkg_vk_elem_offset(enc, x) % 4 == 0 && vkg_vk_elem_offset(enc, g) % 4 == 0 &&
         vkg_vk_elem_stride(x->nb[1]) % 4 == 0 && vkg_vk_elem_stride(x->nb[2]) % 4 == 0 &&
         vkg_vk_elem_stride(x->nb[3]) % 4 == 0;
     const uint32_t xv4 = xs_al && vkg_vk_tune_int("VKG_TUNE_SSD_XV4", 1) != 0;
+    /* SSD_XC's invocations: two row groups of 8 warps where Q and the
+     * device allow (round 19). */
+    const uint32_t xwg = vkg_vk_tune_int("VKG_TUNE_SSD_XWG", 2 * SSD_XC_WG) >= 2 * SSD_XC_WG &&
+                                 q % 64 == 0 && info->max_workgroup_invocations >= 2 * SSD_XC_WG &&
+                                 dev->props.limits.maxComputeWorkGroupSize[0] >= 2 * SSD_XC_WG
+                             ? 2 * SSD_XC_WG
+                             : SSD_XC_WG;
     const bool xs = vkg_vk_tune_int("VKG_TUNE_SSD_XS", c64 >= SSD_XS_C64) != 0 && xh && !split &&
                     ds <= SSD_XC_N && nc > 1 && xc_shared <= info->max_shared_memory;
     /* Head splits: enough workgroups to fill the GPU (SSD_XC_WGS), at most
@@ -625,7 +645,7 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
         vkg_vk_barrier(enc);
     }
     if (xs) { /* after SSD_SUM and SSD_CARRY (xs needs several chunks), before SSD_MAIN */
-        const uint32_t xcspec[6] = {SSD_XC_WG, (uint32_t)q, (uint32_t)nxs, (uint32_t)xkt, xv4, xsh};
+        const uint32_t xcspec[6] = {xwg, (uint32_t)q, (uint32_t)nxs, (uint32_t)xkt, xv4, xsh};
         vkg_vk_grid(enc, nxs * xc_wg1, &gx, &gy);
         *st = vkg_vk_dispatch(enc, &k_ssd_xc, xcspec, 6, t, 11, &p, gx, gy, 1);
         if (*st != VKG_STATUS_OK) return true;

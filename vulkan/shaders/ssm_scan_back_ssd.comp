@@ -137,21 +137,28 @@ layout(constant_id = 2) const uint SFAC = 0;
 // driver now gives it 80 registers instead of 64; results bitwise the same).
 shared vec4 stB[SKT * NT / 4u], stC[SKT * NT / 4u];
 shared vec4 stX[SKT * NT / 4u], stG[SKT * NT / 4u];
-// The next k-step's elements, fetched while this one computes.
-#define SPF (SKT * NT / 256u)
-float fb[SPF], fc[SPF], fx[SPF], fg[SPF];
+// The next k-step's elements, fetched while this one computes: B and C in
+// one loop, x and g_y in another (round 19, H200, 64 heads x 4096 tokens:
+// SSD_SUM 0.343 -> 0.333 ms against one loop fetching all four).
+#define SPF (SKT * NT / WG)
+#define SPX ((SKT * NT + WG - 1u) / WG)
+float fb[SPF], fc[SPF], fx[SPX], fg[SPX];
 
 void sum_fetch(uint q, uint h, uint g, uint c, uint nti, uint pti, uint k0) {
     UNROLL for (uint k = 0; k < SPF; k++) {
         const uint e = gl_LocalInvocationIndex + k * WG;
-        const uint kk = e / NT, j = e % NT, i = k0 + kk, t = c * Q + i;
-        const uint n = nti * NT + j, pp = pti * NT + j;
-        fb[k] = fc[k] = fx[k] = fg[k] = 0.0;
+        const uint i = k0 + e / NT, t = c * Q + i, n = nti * NT + e % NT;
+        fb[k] = fc[k] = 0.0;
         if (t < p.nt && n < p.ds) {
             fb[k] = ld_B(n, g, t, q);
             fc[k] = ld_C(n, g, t, q);
         }
-        if (t < p.nt && pp < p.hd) {
+    }
+    UNROLL for (uint k = 0; k < SPX; k++) {
+        const uint e = gl_LocalInvocationIndex + k * WG;
+        const uint i = k0 + e / NT, t = c * Q + i, pp = pti * NT + e % NT;
+        fx[k] = fg[k] = 0.0;
+        if (e < SKT * NT && t < p.nt && pp < p.hd) {
             fx[k] = ld_x(pp, h, t, q);
             fg[k] = ld_gy(pp, h, t, q);
         }
@@ -190,8 +197,13 @@ void main() {
         UNROLL for (uint k = 0; k < SPF; k++) {
             const uint e = tid + k * WG, i = k0 + e / NT;
             stB[e >> 2][e & 3u] = seR[i] * fb[k], stC[e >> 2][e & 3u] = seL[i] * fc[k];
-            stX[e >> 2][e & 3u] = sdtp[i] * fx[k];
-            stG[e >> 2][e & 3u] = fg[k];
+        }
+        UNROLL for (uint k = 0; k < SPX; k++) {
+            const uint e = tid + k * WG, i = k0 + e / NT;
+            if (e < SKT * NT) {
+                stX[e >> 2][e & 3u] = sdtp[i] * fx[k];
+                stG[e >> 2][e & 3u] = fg[k];
+            }
         }
         barrier();
         if (k0 + SKT < Q)
@@ -1580,17 +1592,21 @@ void main() {
 // per head also the d_l dots yi[h, t] = C_t.(G_h s_in,h^T)[t] and zz[h, u] =
 // B_u.(X_h lam_h^T)[u] (SSD_MAIN scales zz by dt'), summed over n in a fixed
 // order. All of n is one tile of XNW columns (the host ensures d_state <=
-// XNW, several chunks, so that s_in and lam come from scratch, and WG ==
-// 256). Each head's product P_h is formed in registers, dotted with C or B
+// XNW, several chunks, so that s_in and lam come from scratch, and WG 256
+// or 512). Each head's product P_h is formed in registers, dotted with C or B
 // (staged once per workgroup), then scaled into the accumulator, also in
 // registers; the per-token factors come from SSD_SUM (FAC). The k-steps of
 // all the split's heads form one pipeline: the next one's tiles (the next
-// head's first, at a head's last) are in flight during each. Invocations
-// hold Q / 8 rows x 4 columns: rows ib * 32 + 4 * (lane / 4) + i, columns
-// 4 * (4 * warp + lane % 4) + j. XSH 1: a head's row dots are summed over
-// the 4 column groups of a warp by two subgroup shuffles (the host ensures
-// subgroups of 4 and more), then over the 8 warps from shared memory by Q
-// invocations during the next head's first k-step: no barrier of their own.
+// head's first, at a head's last) are in flight during each. The warps
+// form XRG = WG / 256 row groups of 8 (512: twice the warps per SM of 256,
+// with 101 registers instead of 165; round 19, SSD_XC 0.480 -> 0.428 ms at
+// 64 heads x 4096 tokens). Invocations hold Q / (8 XRG) rows x 4 columns:
+// rows (rg XRV + ib) * 32 + 4 * (lane / 4) + i in row group rg, columns
+// 4 * (4 * warp + lane % 4) + j, warp counted within the row group. XSH 1:
+// a head's row dots are summed over the 4 column groups of a warp by two
+// subgroup shuffles (the host ensures subgroups of 4 and more), then over
+// the row group's 8 warps from shared memory by Q invocations during the
+// next head's first k-step: no barrier of their own.
 // XSH 0: over the 32 column groups in shared memory (in the staging, so
 // between the head's last k-step and the next head's first: 4 barriers).
 layout(constant_id = 2) const uint NXS = 1;  // head splits of a group
@@ -1602,9 +1618,12 @@ layout(constant_id = 5) const uint XSH = 1;
 #define XNW 128u           // columns of n per workgroup
 #define XQP (Q + 4u)       // A tile pitch (tokens), B tile pitch (n)
 #define XSB (XNW + 4u)     // (C / B rows too: 16-byte reads conflict-free)
-#define XRV (Q / 32u)      // vec4 row blocks per invocation
+#define XNWP 8u            // warps (of 32 invocations) of a row group: 8 x 4 x 4 columns
+#define XRG (WG / 256u)    // row groups (1, or 2 with Q a multiple of 64: the host ensures)
+#define XRV (Q / (32u * XRG)) // vec4 row blocks per invocation
 #define XNR (4u * XRV)     // rows per invocation (8 at most)
-#define XNWP (WG / 32u)    // warps (of 32 invocations) in the dot sums
+// Row i of block ib of an invocation of row group rg.
+#define XROW(ib, i) ((rg * XRV + (ib)) * 32u + r2 * 4u + (i))
 #define XPART (WG / Q)     // XSH 0: first-level parts of the dot sums
 // Staging: the A tile [XKT][XQP], the B tile [XKT][XSB]; XSH 0: the row
 // dots of the column groups [32][Q + 1] (then the part sums) in the same
@@ -1699,7 +1718,8 @@ void main() {
     w /= p.ng;
     const uint q = w % p.nq, k = w / p.nq;
     const uint tid = gl_LocalInvocationIndex, lane = tid % 32u, r2 = lane / 4u;
-    const uint wp = tid / 32u, c2 = wp * 4u + lane % 4u, t0 = c * Q;
+    const uint wp = tid / 32u % XNWP, rg = tid / (32u * XNWP), c2 = wp * 4u + lane % 4u;
+    const uint t0 = c * Q;
     const uint h_lo = g * hpg + min(k * hps, hpg), h_hi = g * hpg + min((k + 1u) * hps, hpg);
     const uint nyz = p.nq * p.nh * p.nt, yo = ssd_yz(0u) + (1u - which) * nyz;
     // FAC: e^L (d_C) or e^(Le-L) dt' (d_B) scale the rows.
@@ -1722,7 +1742,7 @@ void main() {
         float fr[XNR];
         UNROLL for (uint ib = 0; ib < XRV; ib++)
             UNROLL for (uint i = 0; i < 4u; i++) {
-                const uint t = t0 + ib * 32u + r2 * 4u + i;
+                const uint t = t0 + XROW(ib, i);
                 fr[ib * 4u + i] = t < p.nt ? sr[fo + hb + t] : 0.0;
             }
         vec4 pr[XNR];
@@ -1742,7 +1762,7 @@ void main() {
             UNROLL for (uint kk = 0; kk < XKT; kk++) {
                 const vec4 b = XBV(kk, c2);
                 UNROLL for (uint ib = 0; ib < XRV; ib++) {
-                    const vec4 a = XAV(kk, ib * 8u + r2);
+                    const vec4 a = XAV(kk, (rg * XRV + ib) * 8u + r2);
                     UNROLL for (uint i = 0; i < 4u; i++)
                         pr[ib * 4u + i] = fma(vec4(a[i]), b, pr[ib * 4u + i]);
                 }
@@ -1754,7 +1774,7 @@ void main() {
         float dv[8];
         UNROLL for (uint ib = 0; ib < XRV; ib++)
             UNROLL for (uint i = 0; i < 4u; i++) {
-                const uint t = ib * 32u + r2 * 4u + i, r = ib * 4u + i;
+                const uint t = XROW(ib, i), r = ib * 4u + i;
                 const vec4 v = xcb4[(t * XSB) / 4u + c2] * pr[r];
                 dv[r] = (v.x + v.y) + (v.z + v.w);
                 acc[r] = fma(vec4(fr[r]), pr[r], acc[r]);
@@ -1768,7 +1788,7 @@ void main() {
         d += subgroupShuffleXor(d, 1u);                                  \
         d += subgroupShuffleXor(d, 2u);                                  \
         if (lane % 4u == 0u)                                             \
-            xdot[wp * Q + ((r) / 4u) * 32u + r2 * 4u + (r) % 4u] = d;    \
+            xdot[wp * Q + XROW((r) / 4u, (r) % 4u)] = d;                 \
     }
             XC_SHUF(0u) XC_SHUF(1u) XC_SHUF(2u) XC_SHUF(3u)
             if (XRV > 1u) {
@@ -1779,7 +1799,7 @@ void main() {
             // parts of 32 / XPART groups, then the parts).
             UNROLL for (uint ib = 0; ib < XRV; ib++)
                 UNROLL for (uint i = 0; i < 4u; i++)
-                    xred(c2 * (Q + 1u) + ib * 32u + r2 * 4u + i) = dv[ib * 4u + i];
+                    xred(c2 * (Q + 1u) + XROW(ib, i)) = dv[ib * 4u + i];
             barrier();
             float d = 0.0;
             {
@@ -1807,7 +1827,7 @@ void main() {
     const uint ob = which == 1u ? ssd_nbc() : 0u;
     UNROLL for (uint ib = 0; ib < XRV; ib++)
         UNROLL for (uint i = 0; i < 4u; i++) {
-            const uint t = t0 + ib * 32u + r2 * 4u + i, n = c2 * 4u;
+            const uint t = t0 + XROW(ib, i), n = c2 * 4u;
             if (t < p.nt)
                 bc_put4(ob + (((k * p.nq + q) * p.ng + g) * p.nt + t) * p.ds + n, n,
                         acc[ib * 4u + i]);
