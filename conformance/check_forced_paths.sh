@@ -67,9 +67,12 @@ run "scan Mamba-2: cross-head state terms, k-step 8, one workgroup per group, sc
   'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
   VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_NXS=1 VKG_TUNE_SSD_XKT=8 VKG_TUNE_SSD_XV4=0 VKG_TUNE_SSD_XSH=0 \
   VKG_TUNE_SSD_V4=0 VKG_TUNE_SSD_KPRE=0
-run "scan Mamba-2: cross-head state terms, 256 invocations at Q 64 (one row group; Q 32 devices take it anyway)" \
+run "scan Mamba-2: cross-head state terms, 256 invocations at Q 64 (one row group, C / B rows in shared memory, k-step 16)" \
   'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
   VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_Q=64 VKG_TUNE_SSD_XWG=256
+run "scan Mamba-2: cross-head state terms, C / B rows in registers, k-step 32 (at any Q)" \
+  'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
+  VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_XCR=1 VKG_TUNE_SSD_XKT=32
 run "scan Mamba-2: cross-head state terms with G kept in shared memory for phase 3 (GK)" \
   'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
   VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_GK=1

@@ -172,12 +172,14 @@
  * (the cross-head sums; default: from SSD_XH_C64 chunk-heads),
  * VKG_TUNE_SSD_XS=0|1 (the cross-head state terms, with XH; default: from
  * SSD_XS_C64 chunk-heads), VKG_TUNE_SSD_NXS=N (SSD_XC's workgroups per
- * group: the heads split N ways), VKG_TUNE_SSD_XKT=8|16 (SSD_XC's k-step),
+ * group: the heads split N ways),
  * VKG_TUNE_SSD_XV4=0|1 (SSD_XC's tiles as 16-byte pieces where aligned),
  * VKG_TUNE_SSD_XSH=0|1 (SSD_XC's row dots by subgroup shuffles),
  * VKG_TUNE_SSD_XWG=256|512 (SSD_XC's invocations: 512, the default
  * since round 19, splits a chunk's rows over two groups of 8 warps where Q
- * is a multiple of 64),
+ * is a multiple of 64), VKG_TUNE_SSD_XCR=0|1 (SSD_XC's C / B row pieces
+ * in registers, not shared memory; default with 512), VKG_TUNE_SSD_XKT=
+ * 8|16|32 (32 with XCR only; the default then),
  * VKG_TUNE_SSD_GK=0|1 (with XS: SSD_MAIN keeps G in shared memory from
  * phase 1 for phase 3; on by default since round 17), VKG_TUNE_SSD_L4=0|1
  * (phase 3's lam and s_in tiles as 16-byte pieces; on by default since
@@ -468,8 +470,18 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
      * workgroups split each group's heads (their partials added by
      * SSD_REDUCE in order). */
     const uint64_t hpg = nh / ng;
-    const int xkt_knob = vkg_vk_tune_int("VKG_TUNE_SSD_XKT", SSD_XC_KT);
-    const uint64_t xkt = xkt_knob >= 16 ? 16 : 8;
+    /* SSD_XC's invocations: two row groups of 8 warps where Q and the
+     * device allow (round 19). With them each invocation holds its C / B
+     * row pieces in registers (xcr; 16 more), and the shared memory that
+     * frees holds a k-step of 32. */
+    const uint32_t xwg = vkg_vk_tune_int("VKG_TUNE_SSD_XWG", 2 * SSD_XC_WG) >= 2 * SSD_XC_WG &&
+                                 q % 64 == 0 && info->max_workgroup_invocations >= 2 * SSD_XC_WG &&
+                                 dev->props.limits.maxComputeWorkGroupSize[0] >= 2 * SSD_XC_WG
+                             ? 2 * SSD_XC_WG
+                             : SSD_XC_WG;
+    const uint32_t xcr = vkg_vk_tune_int("VKG_TUNE_SSD_XCR", xwg == 2 * SSD_XC_WG) != 0;
+    const int xkt_knob = vkg_vk_tune_int("VKG_TUNE_SSD_XKT", xcr ? 32 : SSD_XC_KT);
+    const uint64_t xkt = xkt_knob >= 32 && xcr ? 32 : xkt_knob >= 16 ? 16 : 8;
     /* SSD_XC's row dots summed by subgroup shuffles (lanes 1 and 2 apart)
      * or in shared memory (4 barriers per head). */
     const uint32_t sg = dev->subgroup_fixed ? dev->subgroup_fixed : info->subgroup_size;
@@ -479,7 +491,7 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
      * groups, if larger), C / B rows, xsh 1: the warps' row dots. */
     const uint64_t xstg = xkt * (q + 4 + SSD_XC_N + 4), xred = 32 * (q + 1);
     const uint64_t xc_shared =
-        ((xsh || xstg >= xred ? xstg : xred) + q * (SSD_XC_N + 4) + (xsh ? 8 * q : 1)) *
+        ((xsh || xstg >= xred ? xstg : xred) + (xcr ? 4 : q * (SSD_XC_N + 4)) + (xsh ? 8 * q : 1)) *
         sizeof(float);
     /* 16-byte tile loads where every x / g_y piece is 16-byte aligned. */
     const bool xs_al =
@@ -487,13 +499,6 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
         vkg_vk_elem_stride(x->nb[1]) % 4 == 0 && vkg_vk_elem_stride(x->nb[2]) % 4 == 0 &&
         vkg_vk_elem_stride(x->nb[3]) % 4 == 0;
     const uint32_t xv4 = xs_al && vkg_vk_tune_int("VKG_TUNE_SSD_XV4", 1) != 0;
-    /* SSD_XC's invocations: two row groups of 8 warps where Q and the
-     * device allow (round 19). */
-    const uint32_t xwg = vkg_vk_tune_int("VKG_TUNE_SSD_XWG", 2 * SSD_XC_WG) >= 2 * SSD_XC_WG &&
-                                 q % 64 == 0 && info->max_workgroup_invocations >= 2 * SSD_XC_WG &&
-                                 dev->props.limits.maxComputeWorkGroupSize[0] >= 2 * SSD_XC_WG
-                             ? 2 * SSD_XC_WG
-                             : SSD_XC_WG;
     const bool xs = vkg_vk_tune_int("VKG_TUNE_SSD_XS", c64 >= SSD_XS_C64) != 0 && xh && !split &&
                     ds <= SSD_XC_N && nc > 1 && xc_shared <= info->max_shared_memory;
     /* Head splits: enough workgroups to fill the GPU (SSD_XC_WGS), at most
@@ -645,9 +650,9 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
         vkg_vk_barrier(enc);
     }
     if (xs) { /* after SSD_SUM and SSD_CARRY (xs needs several chunks), before SSD_MAIN */
-        const uint32_t xcspec[6] = {xwg, (uint32_t)q, (uint32_t)nxs, (uint32_t)xkt, xv4, xsh};
+        const uint32_t xcspec[7] = {xwg, (uint32_t)q, (uint32_t)nxs, (uint32_t)xkt, xv4, xsh, xcr};
         vkg_vk_grid(enc, nxs * xc_wg1, &gx, &gy);
-        *st = vkg_vk_dispatch(enc, &k_ssd_xc, xcspec, 6, t, 11, &p, gx, gy, 1);
+        *st = vkg_vk_dispatch(enc, &k_ssd_xc, xcspec, 7, t, 11, &p, gx, gy, 1);
         if (*st != VKG_STATUS_OK) return true;
         vkg_vk_barrier(enc);
     }

@@ -1594,10 +1594,11 @@ void main() {
 // order. All of n is one tile of XNW columns (the host ensures d_state <=
 // XNW, several chunks, so that s_in and lam come from scratch, and WG 256
 // or 512). Each head's product P_h is formed in registers, dotted with C or B
-// (staged once per workgroup), then scaled into the accumulator, also in
-// registers; the per-token factors come from SSD_SUM (FAC). The k-steps of
-// all the split's heads form one pipeline: the next one's tiles (the next
-// head's first, at a head's last) are in flight during each. The warps
+// (read once per workgroup: into shared memory, or XCR into registers),
+// then scaled into the accumulator, also in registers; the per-token
+// factors come from SSD_SUM (FAC). The k-steps of all the split's heads
+// form one pipeline: the next one's tiles (the next head's first, at a
+// head's last) are in flight during each. The warps
 // form XRG = WG / 256 row groups of 8 (512: twice the warps per SM of 256,
 // with 101 registers instead of 165; round 19, SSD_XC 0.480 -> 0.428 ms at
 // 64 heads x 4096 tokens). Invocations hold Q / (8 XRG) rows x 4 columns:
@@ -1610,11 +1611,18 @@ void main() {
 // XSH 0: over the 32 column groups in shared memory (in the staging, so
 // between the head's last k-step and the next head's first: 4 barriers).
 layout(constant_id = 2) const uint NXS = 1;  // head splits of a group
-layout(constant_id = 3) const uint XKT = 16; // k-step (p): 8 or 16
+layout(constant_id = 3) const uint XKT = 16; // k-step (p): 8, 16, or 32 with XCR
 // 1: tiles loaded as 16-byte pieces (the host ensures head_dim and the x /
 // g_y offsets and strides are multiples of 4); 0: as 4 scalars.
 layout(constant_id = 4) const uint XV4 = 1;
 layout(constant_id = 5) const uint XSH = 1;
+// XCR 1: each invocation's C / B row pieces in registers (read once per
+// workgroup), not in shared memory: that frees Q (XNW + 4) floats, room
+// for a k-step of 32 (round 19, on 512 invocations: 118 registers with a
+// k-step of 16, 126 with 32; SSD_XC 0.433 -> 0.427 -> 0.408 ms at 64 heads
+// x 4096 tokens; a double-buffered staging instead, one barrier per
+// k-step, 0.425: not kept).
+layout(constant_id = 6) const uint XCR = 0;
 #define XNW 128u           // columns of n per workgroup
 #define XQP (Q + 4u)       // A tile pitch (tokens), B tile pitch (n)
 #define XSB (XNW + 4u)     // (C / B rows too: 16-byte reads conflict-free)
@@ -1631,7 +1639,7 @@ layout(constant_id = 5) const uint XSH = 1;
 #define XRED (XSH == 0u ? 32u * (Q + 1u) : 0u)
 #define XSTG (XRED > XKT * (XQP + XSB) ? XRED : XKT * (XQP + XSB))
 shared vec4 xstg4[(XSTG + 3u) / 4u];
-shared vec4 xcb4[Q * XSB / 4u];             // C (d_C) or B (d_B) rows of the chunk
+shared vec4 xcb4[XCR != 0u ? 1u : Q * XSB / 4u]; // C (d_C) or B (d_B) rows of the chunk
 shared float xdot[XSH != 0u ? XNWP * Q : 1u]; // XSH 1: a head's row dots per warp
 #define XST(i) xstg4[(i) >> 2][(i) & 3u]
 #define xred(i) XST(i)
@@ -1726,13 +1734,24 @@ void main() {
     const uint fo = ssd_fac(0u) + (1u - which) * nyz;
     if (h_lo < h_hi)
         xc_fetch(which, q, h_lo, c, 0u);
-    for (uint e = tid; e < Q * XNW; e += WG) {
+    for (uint e = tid; XCR == 0u && e < Q * XNW; e += WG) {
         const uint t = t0 + e / XNW, n = e % XNW;
         float v = 0.0;
         if (t < p.nt && n < p.ds)
             v = which == 1u ? ld_C(n, g, t, q) : ld_B(n, g, t, q);
         XCB(e / XNW, n) = v;
     }
+    vec4 xcr[XNR];
+    UNROLL for (uint ib = 0; ib < XRV; ib++)
+        UNROLL for (uint i = 0; i < 4u; i++) {
+            const uint t = t0 + XROW(ib, i);
+            xcr[ib * 4u + i] = vec4(0.0);
+            if (XCR != 0u && t < p.nt)
+                UNROLL for (uint j = 0; j < 4u; j++)
+                    if (4u * c2 + j < p.ds)
+                        xcr[ib * 4u + i][j] =
+                            which == 1u ? ld_C(4u * c2 + j, g, t, q) : ld_B(4u * c2 + j, g, t, q);
+        }
     vec4 acc[XNR];
     UNROLL for (uint r = 0; r < XNR; r++)
         acc[r] = vec4(0.0);
@@ -1775,7 +1794,7 @@ void main() {
         UNROLL for (uint ib = 0; ib < XRV; ib++)
             UNROLL for (uint i = 0; i < 4u; i++) {
                 const uint t = XROW(ib, i), r = ib * 4u + i;
-                const vec4 v = xcb4[(t * XSB) / 4u + c2] * pr[r];
+                const vec4 v = (XCR != 0u ? xcr[r] : xcb4[(t * XSB) / 4u + c2]) * pr[r];
                 dv[r] = (v.x + v.y) + (v.z + v.w);
                 acc[r] = fma(vec4(fr[r]), pr[r], acc[r]);
             }
