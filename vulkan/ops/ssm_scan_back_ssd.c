@@ -290,11 +290,21 @@
  * warps (4 rows x 4 columns each): 165 -> 101 registers, 8 -> 16 warps
  * per SM, SSD_XC 0.480 -> 0.428 ms, the op 1.733 -> 1.683 at 64 x 4096
  * (64 x 1024 0.498 -> 0.482, 24 x 1024 x 8 1.391 -> 1.343). SSD_SUM's
- * fetch in two loops (B / C, x / g_y): 0.343 -> 0.333. Measured and not
+ * fetch in two loops (B / C, x / g_y): 0.343 -> 0.333. Then on 512 the
+ * C / B rows in registers (XCR) and a k-step of 32 in the shared memory
+ * that frees: SSD_XC 0.433 -> 0.408 ms (126 registers), the op 1.710 ->
+ * 1.684 (0.490 -> 0.479, 1.366 -> 1.337). Measured and not
  * kept: SSD_XC's k-steps in SSD_MAIN's register-set form (0.481 -> 0.569
  * on 256 invocations, 0.482 on 512); on 512, 2 head splits (0.435) or
  * k-step 8 (0.614); SSD_SUM with two n tiles per workgroup of 512 (95
- * registers, 0.433: one workgroup per SM instead of three).
+ * registers, 0.433: one workgroup per SM instead of three). Also measured
+ * and not kept: SSD_XC's C / B rows in registers at a k-step of 16 (0.427)
+ * or double-buffered staging (0.425) against the k-step of 32 (0.408);
+ * SSD_SUM at a k-step of 16 (0.373), its two products as [2][..] arrays
+ * (0.396), in workgroups of their own (0.411 at 39 registers; 0.824 / 0.531
+ * with the chunk staged at once / in two k-steps); SSD_MAIN reading the
+ * chunk setup from SSD_SUM (0.702 -> 0.701). speed.md round 19 has the
+ * tables.
  */
 #include <stdlib.h>
 
