@@ -362,7 +362,7 @@ enum {
     SSD_P2W_N = 128,  /* mirrors MNW: the wide phase 2's n per tile */
     SSD_XSUM_NT = 32, /* mirrors XNT: SSD_XSUM's columns per workgroup */
     SSD_NDOT = 16,    /* mirrors NDOT: SSD_MAIN's two-level sums */
-    SSD_XC_KT = 16,   /* SSD_XC's k-step (XKT), 8 or 16 */
+    SSD_XC_KT = 16,   /* SSD_XC's k-step (XKT) without XCR, 8 or 16 */
     SSD_XC_N = 128,   /* mirrors XNW: SSD_XC's columns of n per workgroup */
     SSD_XC_WG = 256,  /* SSD_XC's invocations (per group of rows; 1 or 2 groups) */
     SSD_XC_WGS = 128, /* SSD_XC's workgroups wanted (head splits; see round 15) */

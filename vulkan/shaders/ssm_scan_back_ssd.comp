@@ -1598,10 +1598,10 @@ void main() {
 // then scaled into the accumulator, also in registers; the per-token
 // factors come from SSD_SUM (FAC). The k-steps of all the split's heads
 // form one pipeline: the next one's tiles (the next head's first, at a
-// head's last) are in flight during each. The warps
-// form XRG = WG / 256 row groups of 8 (512: twice the warps per SM of 256,
-// with 101 registers instead of 165; round 19, SSD_XC 0.480 -> 0.428 ms at
-// 64 heads x 4096 tokens). Invocations hold Q / (8 XRG) rows x 4 columns:
+// head's last) are in flight during each. The warps form XRG = WG / 256
+// row groups of 8 (512: twice the warps per SM of 256, with 101 registers
+// instead of 165; round 19, SSD_XC 0.480 -> 0.428 ms at 64 heads x 4096
+// tokens). Invocations hold Q / (8 XRG) rows x 4 columns:
 // rows (rg XRV + ib) * 32 + 4 * (lane / 4) + i in row group rg, columns
 // 4 * (4 * warp + lane % 4) + j, warp counted within the row group. XSH 1:
 // a head's row dots are summed over the 4 column groups of a warp by two
