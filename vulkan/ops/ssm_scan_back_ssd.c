@@ -498,11 +498,12 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
     const uint32_t xsh =
         dev->subgroup_shuffle && sg >= 4 && vkg_vk_tune_int("VKG_TUNE_SSD_XSH", 1) != 0;
     /* SSD_XC's shared memory: staging (xsh 0: or the dots of the column
-     * groups, if larger), C / B rows, xsh 1: the warps' row dots. */
+     * groups, if larger), C / B rows, xsh 1: a row group's warps' row
+     * dots. */
     const uint64_t xstg = xkt * (q + 4 + SSD_XC_N + 4), xred = 32 * (q + 1);
-    const uint64_t xc_shared =
-        ((xsh || xstg >= xred ? xstg : xred) + (xcr ? 4 : q * (SSD_XC_N + 4)) + (xsh ? 8 * q : 1)) *
-        sizeof(float);
+    const uint64_t xc_shared = ((xsh || xstg >= xred ? xstg : xred) +
+                                (xcr ? 4 : q * (SSD_XC_N + 4)) + (xsh ? SSD_XC_WG / 32 * q : 1)) *
+                               sizeof(float);
     /* 16-byte tile loads where every x / g_y piece is 16-byte aligned. */
     const bool xs_al =
         hd % 4 == 0 && vkg_vk_elem_offset(enc, x) % 4 == 0 && vkg_vk_elem_offset(enc, g) % 4 == 0 &&

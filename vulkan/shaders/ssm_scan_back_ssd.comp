@@ -1630,8 +1630,11 @@ layout(constant_id = 6) const uint XCR = 0;
 #define XRG (WG / 256u)    // row groups (1, or 2 with Q a multiple of 64: the host ensures)
 #define XRV (Q / (32u * XRG)) // vec4 row blocks per invocation
 #define XNR (4u * XRV)     // rows per invocation (8 at most)
-// Row i of block ib of an invocation of row group rg.
-#define XROW(ib, i) ((rg * XRV + (ib)) * 32u + r2 * 4u + (i))
+// Row block ib (32 rows) of an invocation of row group rg, and its row i.
+#define XRB(ib) (rg * XRV + (ib))
+#define XROW(ib, i) (XRB(ib) * 32u + r2 * 4u + (i))
+// Element n of the chunk's C (d_C) or B (d_B) row t.
+#define XC_ROW(n, t) (which == 1u ? ld_C(n, g, t, q) : ld_B(n, g, t, q))
 #define XPART (WG / Q)     // XSH 0: first-level parts of the dot sums
 // Staging: the A tile [XKT][XQP], the B tile [XKT][XSB]; XSH 0: the row
 // dots of the column groups [32][Q + 1] (then the part sums) in the same
@@ -1738,7 +1741,7 @@ void main() {
         const uint t = t0 + e / XNW, n = e % XNW;
         float v = 0.0;
         if (t < p.nt && n < p.ds)
-            v = which == 1u ? ld_C(n, g, t, q) : ld_B(n, g, t, q);
+            v = XC_ROW(n, t);
         XCB(e / XNW, n) = v;
     }
     vec4 xcr[XNR];
@@ -1749,8 +1752,7 @@ void main() {
             if (XCR != 0u && t < p.nt)
                 UNROLL for (uint j = 0; j < 4u; j++)
                     if (4u * c2 + j < p.ds)
-                        xcr[ib * 4u + i][j] =
-                            which == 1u ? ld_C(4u * c2 + j, g, t, q) : ld_B(4u * c2 + j, g, t, q);
+                        xcr[ib * 4u + i][j] = XC_ROW(4u * c2 + j, t);
         }
     vec4 acc[XNR];
     UNROLL for (uint r = 0; r < XNR; r++)
@@ -1781,7 +1783,7 @@ void main() {
             UNROLL for (uint kk = 0; kk < XKT; kk++) {
                 const vec4 b = XBV(kk, c2);
                 UNROLL for (uint ib = 0; ib < XRV; ib++) {
-                    const vec4 a = XAV(kk, (rg * XRV + ib) * 8u + r2);
+                    const vec4 a = XAV(kk, XRB(ib) * 8u + r2);
                     UNROLL for (uint i = 0; i < 4u; i++)
                         pr[ib * 4u + i] = fma(vec4(a[i]), b, pr[ib * 4u + i]);
                 }
