@@ -141,8 +141,7 @@ shared vec4 stX[SKT * NT / 4u], stG[SKT * NT / 4u];
 // one loop, x and g_y in another (round 19, H200, 64 heads x 4096 tokens:
 // SSD_SUM 0.343 -> 0.333 ms against one loop fetching all four).
 #define SPF (SKT * NT / WG)
-#define SPX ((SKT * NT + WG - 1u) / WG)
-float fb[SPF], fc[SPF], fx[SPX], fg[SPX];
+float fb[SPF], fc[SPF], fx[SPF], fg[SPF];
 
 void sum_fetch(uint q, uint h, uint g, uint c, uint nti, uint pti, uint k0) {
     UNROLL for (uint k = 0; k < SPF; k++) {
@@ -154,11 +153,11 @@ void sum_fetch(uint q, uint h, uint g, uint c, uint nti, uint pti, uint k0) {
             fc[k] = ld_C(n, g, t, q);
         }
     }
-    UNROLL for (uint k = 0; k < SPX; k++) {
+    UNROLL for (uint k = 0; k < SPF; k++) {
         const uint e = gl_LocalInvocationIndex + k * WG;
         const uint i = k0 + e / NT, t = c * Q + i, pp = pti * NT + e % NT;
         fx[k] = fg[k] = 0.0;
-        if (e < SKT * NT && t < p.nt && pp < p.hd) {
+        if (t < p.nt && pp < p.hd) {
             fx[k] = ld_x(pp, h, t, q);
             fg[k] = ld_gy(pp, h, t, q);
         }
@@ -198,12 +197,10 @@ void main() {
             const uint e = tid + k * WG, i = k0 + e / NT;
             stB[e >> 2][e & 3u] = seR[i] * fb[k], stC[e >> 2][e & 3u] = seL[i] * fc[k];
         }
-        UNROLL for (uint k = 0; k < SPX; k++) {
+        UNROLL for (uint k = 0; k < SPF; k++) {
             const uint e = tid + k * WG, i = k0 + e / NT;
-            if (e < SKT * NT) {
-                stX[e >> 2][e & 3u] = sdtp[i] * fx[k];
-                stG[e >> 2][e & 3u] = fg[k];
-            }
+            stX[e >> 2][e & 3u] = sdtp[i] * fx[k];
+            stG[e >> 2][e & 3u] = fg[k];
         }
         barrier();
         if (k0 + SKT < Q)
