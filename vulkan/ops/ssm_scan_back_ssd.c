@@ -648,15 +648,17 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
     }
     if (!one || kpre) vkg_vk_barrier(enc);
     if (!one) {
-        vkg_vk_grid(enc, (nq * nh * ds * hd + SSD_WG - 1) / SSD_WG, &gx, &gy);
         /* Chunks per group of loads in flight (1: one chunk ahead). */
         const int cg = vkg_vk_tune_int("VKG_TUNE_SSD_CG", big ? 16 : 1);
-        const uint32_t cspec[3] = {SSD_WG, (uint32_t)q,
+        const uint32_t csp = cg >= 4 && vkg_vk_tune_int("VKG_TUNE_SSD_CSP", nc >= 4 * (uint64_t)cg) != 0;
+        vkg_vk_grid(enc, ((csp ? 2 : 1) * nq * nh * ds * hd + SSD_WG - 1) / SSD_WG, &gx, &gy);
+        const uint32_t cspec[4] = {SSD_WG, (uint32_t)q,
                                    cg >= 16  ? 16u
                                    : cg >= 8 ? 8u
                                    : cg >= 4 ? 4u
-                                             : 1u};
-        *st = vkg_vk_dispatch(enc, &k_ssd_carry, cspec, 3, t, 11, &p, gx, gy, 1);
+                                             : 1u,
+                                   csp};
+        *st = vkg_vk_dispatch(enc, &k_ssd_carry, cspec, 4, t, 11, &p, gx, gy, 1);
         if (*st != VKG_STATUS_OK) return true;
         vkg_vk_barrier(enc);
     }

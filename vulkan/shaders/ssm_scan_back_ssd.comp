@@ -302,9 +302,12 @@ void main() {
 // group's loads issued together (CG loads in flight per invocation instead
 // of one: the walk is latency-bound otherwise).
 layout(constant_id = 2) const uint CG = 1;
+// CSP 1 (with CG > 1): the forward and the backward walk of an element in
+// invocations of their own (twice the invocations, each half the walk).
+layout(constant_id = 3) const uint CSP = 0;
 
-void carry_grouped(uint base, uint dc, uint np, uint nsr, uint dsq, float s, float lam) {
-    for (uint c0 = 0; c0 < p.nc; c0 += CG) {
+void carry_grouped(uint base, uint dc, uint np, uint nsr, uint dsq, float s, float lam, uint dir) {
+    for (uint c0 = 0; dir != 1u && c0 < p.nc; c0 += CG) {
         float l[CG], dv[CG];
         UNROLL for (uint k = 0; k < CG; k++) {
             const uint c = c0 + k;
@@ -322,6 +325,8 @@ void carry_grouped(uint base, uint dc, uint np, uint nsr, uint dsq, float s, flo
             }
         }
     }
+    if (dir == 0u)
+        return;
     for (uint c1 = p.nc; c1 > 0u; c1 -= min(c1, CG)) {
         // Chunks c1 - 1 down to c1 - CG.
         float l[CG], dv[CG];
@@ -346,9 +351,13 @@ void carry_grouped(uint base, uint dc, uint np, uint nsr, uint dsq, float s, flo
 
 void main() {
     const uint np = p.ds * p.hd;
-    const uint e = vkg_group_linear() * WG + gl_LocalInvocationIndex;
-    if (e >= p.nq * p.nh * np)
+    uint e = vkg_group_linear() * WG + gl_LocalInvocationIndex;
+    const uint ne = p.nq * p.nh * np;
+    if (e >= (CSP != 0u && CG > 1u ? 2u : 1u) * ne)
         return;
+    // dir: 0 forward only, 1 backward only, 2 both.
+    const uint dir = CSP != 0u && CG > 1u ? e / ne : 2u;
+    e %= ne;
     const uint r = e % np, qh = e / np, h = qh % p.nh, q = qh / p.nh;
     const uint n = r / p.hd, pp = r % p.hd;
     const uint slot = uint(ids_data[p.off_ids + q]);
@@ -357,7 +366,7 @@ void main() {
     // the walk waits on one memory latency per chunk, not two.
     float s = s_data[p.off_s + n + pp * p.s_p + h * p.s_h + slot * p.s_slot];
     if (CG > 1u) {
-        carry_grouped(base, dc, np, nsr, ssd_dsq() + qh * np + r, s, ld_gS(n, pp, h, q));
+        carry_grouped(base, dc, np, nsr, ssd_dsq() + qh * np + r, s, ld_gS(n, pp, h, q), dir);
         return;
     }
     float loc = sr[base], dcv = sr[dc];
@@ -451,6 +460,11 @@ layout(constant_id = 6) const uint SFL = 1;
 // form: SSD_MAIN 0.709 -> 0.694 ms, 134 -> 128 registers (SSD_SUM's loop in
 // it: 0.343 -> 0.342, not kept).
 #define NSET 1u
+#if defined(SSD_P2W)
+#define P3E true
+#else
+#define P3E false
+#endif
 #define MRM (Q / TRW)
 #define MC1 (Q / TCW)
 #define MNT (4u * TCW)
@@ -886,15 +900,18 @@ void main() {
     UNROLL for (uint i = 0; i < MRM; i++)
         UNROLL for (uint j = 0; j < MC1; j++)
             aS[i][j] = aK[i][j] = 0.0;
+    // Phase 1's first k-step of G / X is fetched before the chunk setup
+    // (put_a_s scales X by dt' later), so that its loads are in flight
+    // during the setup's barriers and exps.
+    if (need_s)
+        UNROLL for (uint s = 0; s < NSET; s++)
+            if (s * KS < p.hd)
+                fetch_g_xd_s(s, q, h, t0, s * KS);
     ssd_chunk_setup(q, h, c);
     const uint sbase = ssd_sb(qh, c);
     const uint slot = uint(ids_data[p.off_ids + q]);
 
     // Phase 1: Sg = G XD^T and K = C B^T, MRM x MC1 each per invocation.
-    if (need_s)
-        UNROLL for (uint s = 0; s < NSET; s++)
-            if (s * KS < p.hd)
-                fetch_g_xd_s(s, q, h, t0, s * KS);
     // TRI: this invocation's block of Sg is all above the diagonal.
     const bool upper = TRI && COL(0) > ROW(MRM - 1u);
     // k-step p0 in register set (p0 / KS) % NSET, as phase 3's (see NSET).
@@ -1349,6 +1366,10 @@ void main() {
 #endif
 
 #if defined(SSD_P2W)
+    // Phase 3's first B lam k-step fetched before M o K is formed, so that
+    // its loads are in flight during that and its barrier.
+    if (P3E && p_lo < p_hi)
+        fetch_blam(0u, q, g, t0, sbase, h, slot, 0u, p_lo);
     // M o K again from SSD_KMAT's K (not kept in registers through phase 2).
     {
         const uint kb = ssd_kofs(q, g, c);
@@ -1382,7 +1403,7 @@ void main() {
         // fetched ahead, and each is fetched again for the step NSET on (see
         // NSET for why this is a loop over one set).
         UNROLL for (uint s = 0; s < NSET; s++)
-            if (s * KS < p.ds)
+            if (s * KS < p.ds && !(P3E && s == 0u && p0 == p_lo))
                 fetch_blam(s, q, g, t0, sbase, h, slot, s * KS, p0);
         for (uint n0 = 0; n0 < p.ds; n0 += NSET * KS)
             UNROLL for (uint s = 0; s < NSET; s++) {
