@@ -168,7 +168,9 @@
  * (vec4 grids: 8 x 4 blocks of invocations per 32), VKG_TUNE_SSD_K2=0|1
  * (phases 1 and 3 at k-step 2 KT), VKG_TUNE_SSD_TRI=0|1 (with WMAP: skip
  * the k-steps the causal mask zeroes), VKG_TUNE_SSD_CG=1|4|8|16
- * (SSD_CARRY's chunks per group of loads in flight), VKG_TUNE_SSD_XH=0|1
+ * (SSD_CARRY's chunks per group of loads in flight), VKG_TUNE_SSD_CSP=0|1
+ * (with CG >= 4: SSD_CARRY's forward and backward walks in invocations of
+ * their own; default from 4 CG chunks), VKG_TUNE_SSD_XH=0|1
  * (the cross-head sums; default: from SSD_XH_C64 chunk-heads),
  * VKG_TUNE_SSD_XS=0|1 (the cross-head state terms, with XH; default: from
  * SSD_XS_C64 chunk-heads), VKG_TUNE_SSD_NXS=N (SSD_XC's workgroups per
@@ -305,6 +307,26 @@
  * with the chunk staged at once / in two k-steps); SSD_MAIN reading the
  * chunk setup from SSD_SUM (0.702 -> 0.701). speed.md round 19 has the
  * tables.
+ *
+ * Round 20: where SSD_MAIN's phase 3 B lam loop spends its time (timing-
+ * only builds, results wrong; SSD_MAIN 0.695 ms at 64 heads x 4096
+ * tokens): without the loop (no fetches, no dots) 0.472, without its FMAs
+ * (fetches, stores and barriers kept) 0.672, without the s_in fetch and
+ * the <lam, s_in> dot 0.678: the loop waits on its staged loads. SSD_XC
+ * without its FMAs: 0.406 -> 0.157. Measured and not kept: the loop with
+ * no staging, each invocation loading its B^T / lam pieces straight from
+ * memory 2-8 n ahead (SSD_MAIN 1.57-1.83 ms); <lam, s_in> summed by
+ * SSD_CARRY (s_in read again, subgroup sums per chunk: SSD_CARRY 0.159 ->
+ * 0.191, SSD_MAIN only 0.702 -> 0.678); SSD_BLAM, B lam of a block of 1-8
+ * heads per workgroup with B's chunk rows staged once, <lam, s_in> beside
+ * (81 registers): SSD_MAIN 0.702 -> 0.568 (reading the product back), but
+ * the op 1.685 -> 1.93-1.98 ms (as round 17's SSD_BL: moving lam, s_in and
+ * the product through memory costs more than the loop). Kept: phase 1's
+ * and phase 3's first tiles fetched before the chunk setup and before M o K
+ * is formed (SSD_MAIN 0.694 -> 0.684 for phase 3's), and CSP (SSD_CARRY
+ * 0.159 -> 0.151 at 64 chunks; 24 heads x 1024 tokens x 8 sequences, 16
+ * chunks, 1.320 -> 1.326 with it, so only from 4 CG chunks). speed.md
+ * round 20 has the tables.
  */
 #include <stdlib.h>
 
@@ -650,7 +672,8 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
     if (!one) {
         /* Chunks per group of loads in flight (1: one chunk ahead). */
         const int cg = vkg_vk_tune_int("VKG_TUNE_SSD_CG", big ? 16 : 1);
-        const uint32_t csp = cg >= 4 && vkg_vk_tune_int("VKG_TUNE_SSD_CSP", nc >= 4 * (uint64_t)cg) != 0;
+        const uint32_t csp =
+            cg >= 4 && vkg_vk_tune_int("VKG_TUNE_SSD_CSP", nc >= 4 * (uint64_t)cg) != 0;
         vkg_vk_grid(enc, ((csp ? 2 : 1) * nq * nh * ds * hd + SSD_WG - 1) / SSD_WG, &gx, &gy);
         const uint32_t cspec[4] = {SSD_WG, (uint32_t)q,
                                    cg >= 16  ? 16u
