@@ -1370,8 +1370,13 @@ void main() {
     // its loads are in flight during that and its barrier.
     if (P3E && p_lo < p_hi)
         fetch_blam(0u, q, g, t0, sbase, h, slot, 0u, p_lo);
-    // M o K again from SSD_KMAT's K (not kept in registers through phase 2).
-    {
+    // M o K again from SSD_KMAT's K (not kept in registers through phase 2);
+    // with XS there is no phase 2, and the registers still hold it.
+    if (XS)
+        UNROLL for (uint i = 0; i < MRM; i++)
+            UNROLL for (uint j = 0; j < MC1; j++)
+                SMK(ROW(i) * QS + COL(j)) = aK[i][j];
+    else {
         const uint kb = ssd_kofs(q, g, c);
         UNROLL for (uint i = 0; i < MRM; i++) {
             const uint t = ROW(i);
