@@ -323,10 +323,13 @@
  * the op 1.685 -> 1.93-1.98 ms (as round 17's SSD_BL: moving lam, s_in and
  * the product through memory costs more than the loop). Kept: phase 1's
  * and phase 3's first tiles fetched before the chunk setup and before M o K
- * is formed (SSD_MAIN 0.694 -> 0.684 for phase 3's), and CSP (SSD_CARRY
+ * is formed (SSD_MAIN 0.694 -> 0.684 for phase 3's), CSP (SSD_CARRY
  * 0.159 -> 0.151 at 64 chunks; 24 heads x 1024 tokens x 8 sequences, 16
- * chunks, 1.320 -> 1.326 with it, so only from 4 CG chunks). speed.md
- * round 20 has the tables.
+ * chunks, 1.320 -> 1.326 with it, so only from 4 CG chunks), and with XS
+ * M o K stored from the registers phase 1 left it in, not formed again from
+ * K loaded again (SSD_MAIN 0.684 -> 0.660 ms, 126 registers). The op 1.685
+ * -> 1.635 ms at 64 x 4096 in one visit (64 x 1024 0.481 -> 0.470, 24 x
+ * 1024 x 8 1.340 -> 1.311). speed.md round 20 has the tables.
  */
 #include <stdlib.h>
 
