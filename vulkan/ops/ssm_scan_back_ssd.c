@@ -7,7 +7,8 @@
  *              64 x 64 tile of the N x P summary);
  *   SSD_KMAT   (with SSD_SUM) K = C B^T per (sequence, group, chunk);
  *   SSD_CARRY  an invocation per (sequence, head, n, p) walks the chunks
- *              (the only serial part: n_tok / Q steps);
+ *              (the only serial part: n_tok / Q steps), or with CSP two,
+ *              one walking them forward, one backward;
  *   SSD_MAIN   a workgroup per (sequence, head, chunk), or per chunk and
  *              n / p tile when split: the Q x Q products, then d_B, d_C,
  *              d_x by register-blocked products from shared memory, d_x and
