@@ -343,6 +343,7 @@
 #include "vkg_vk_spv_ssm_scan_back_ssd_main4w.spv.h"
 #include "vkg_vk_spv_ssm_scan_back_ssd_reduce.spv.h"
 #include "vkg_vk_spv_ssm_scan_back_ssd_sum.spv.h"
+#include "vkg_vk_spv_ssm_scan_back_ssd_sumc.spv.h"
 #include "vkg_vk_spv_ssm_scan_back_ssd_wsum.spv.h"
 #include "vkg_vk_spv_ssm_scan_back_ssd_xc.spv.h"
 #include "vkg_vk_spv_ssm_scan_back_ssd_xsum.spv.h"
@@ -361,6 +362,8 @@ _Static_assert(sizeof(struct ssd_push) == 128, "ops_ssm_scan_ssd.glsl push block
 
 static const struct vkg_vk_kernel k_ssd_sum =
     VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_sum, 11, struct ssd_push);
+static const struct vkg_vk_kernel k_ssd_sumc =
+    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_sumc, 12, struct ssd_push);
 static const struct vkg_vk_kernel k_ssd_kmat =
     VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_kmat, 11, struct ssd_push);
 static const struct vkg_vk_kernel k_ssd_carry =
@@ -404,6 +407,7 @@ enum {
      * (H200, d_state 1364, 3 tokens: 0.210 ms here, 0.055 ms there; at
      * 5-9 tokens and d_state <= 16 both take 25-29 us). */
     SSD_MIN_TOK = 16,
+    SSD_VENDOR_NVIDIA = 0x10de, /* CHAIN's default (see below) */
 };
 
 /* SSD_MAIN's invocation grid: trw x tcw (see the shader); v4: the
@@ -666,14 +670,32 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
         *st = vkg_vk_dispatch(enc, &k_ssd_kmat, spec, 2, t, 11, &p, gx, gy, 1);
         if (*st != VKG_STATUS_OK) return true;
     }
+    /* CHAIN: SSD_SUM walks the chunks itself (see the shader), no
+     * SSD_CARRY. It needs workgroups that progress while others wait, so
+     * by default only on the GPUs measured (NVIDIA); VKG_TUNE_SSD_CHAIN=1
+     * forces it elsewhere (on CPU devices a wait may pass llvmpipe's loop
+     * budget: the results are then NaN, never quietly wrong). */
+    const struct vkg_tensor *ctr = NULL;
+    if (!one && vkg_vk_tune_int("VKG_TUNE_SSD_CHAIN",
+                                !info->is_cpu && dev->props.vendorID == SSD_VENDOR_NVIDIA) != 0) {
+        ctr = vkg_vk_counters(enc, (uint32_t)(nq * nh * ntl * ptl + 1));
+        if (!ctr) {
+            *st = VKG_STATUS_OUT_OF_MEMORY;
+            return true;
+        }
+        if (vkg_vk_elem_offset(enc, ctr) != 0) ctr = NULL;
+    }
     {
         vkg_vk_grid(enc, nq * nh * nc * ntl * ptl, &gx, &gy);
-        const uint32_t sspec[3] = {SSD_WG, (uint32_t)q, xs};
-        *st = vkg_vk_dispatch(enc, &k_ssd_sum, sspec, 3, t, 11, &p, gx, gy, 1);
+        const uint32_t sspec[4] = {SSD_WG, (uint32_t)q, xs,
+                                   vkg_vk_tune_int("VKG_TUNE_SSD_TICKET", 1) != 0};
+        const struct vkg_tensor *tc[12] = {s, x, dt, A, B, C, ids, g, node, sr, bc, ctr};
+        *st = ctr ? vkg_vk_dispatch(enc, &k_ssd_sumc, sspec, 4, tc, 12, &p, gx, gy, 1)
+                  : vkg_vk_dispatch(enc, &k_ssd_sum, sspec, 3, t, 11, &p, gx, gy, 1);
         if (*st != VKG_STATUS_OK) return true;
     }
     if (!one || kpre) vkg_vk_barrier(enc);
-    if (!one) {
+    if (!one && !ctr) {
         /* Chunks per group of loads in flight (1: one chunk ahead). */
         const int cg = vkg_vk_tune_int("VKG_TUNE_SSD_CG", big ? 16 : 1);
         const uint32_t csp =
