@@ -85,9 +85,19 @@ run "scan Mamba-2: phase 3's lam and s_in tiles read as scalars (L4 off), with t
 run "scan Mamba-2: L4 off on the matrix form's defaults, every sequence length" 'ssm_scan_back.mamba2*' \
   VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_L4=0
 run "scan Mamba-2: SSD_CARRY's two walks in invocations of their own (CSP), 16 chunks of loads in flight" \
-  'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_CSP=1 VKG_TUNE_SSD_CG=16
+  'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_CHAIN=0 VKG_TUNE_SSD_CSP=1 VKG_TUNE_SSD_CG=16
 run "scan Mamba-2: CSP with 4 chunks of loads in flight" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 \
-  VKG_TUNE_SSD_CSP=1 VKG_TUNE_SSD_CG=4
+  VKG_TUNE_SSD_CHAIN=0 VKG_TUNE_SSD_CSP=1 VKG_TUNE_SSD_CG=4
+run "scan Mamba-2: SSD_CARRY walks the chunks (CHAIN off), big-grid layout with the cross-head state terms" \
+  'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
+  VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_CHAIN=0
+# CHAIN's waits on CPU devices: one llvmpipe thread runs workgroups one
+# after another in ticket order, so no wait can pass its loop budget.
+run "scan Mamba-2: SSD_SUM walks the chunks itself (CHAIN), every sequence length" \
+  'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_CHAIN=1 LP_NUM_THREADS=1
+run "scan Mamba-2: CHAIN with the cross-head state terms, big-grid layout" \
+  'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
+  VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_CHAIN=1 LP_NUM_THREADS=1
 run "scan Mamba-2: cross-head sums off" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=0
 run "scan Mamba-1: chunked recurrence" 'ssm_scan_back.mamba1*' VKG_TUNE_SCAN_CHAN=0
 run "scan Mamba-1: channel path at every size" 'ssm_scan_back.mamba1*' VKG_TUNE_CHAN_MINTOK=1

@@ -687,10 +687,9 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
     }
     {
         vkg_vk_grid(enc, nq * nh * nc * ntl * ptl, &gx, &gy);
-        const uint32_t sspec[4] = {SSD_WG, (uint32_t)q, xs,
-                                   vkg_vk_tune_int("VKG_TUNE_SSD_TICKET", 1) != 0};
+        const uint32_t sspec[3] = {SSD_WG, (uint32_t)q, xs};
         const struct vkg_tensor *tc[12] = {s, x, dt, A, B, C, ids, g, node, sr, bc, ctr};
-        *st = ctr ? vkg_vk_dispatch(enc, &k_ssd_sumc, sspec, 4, tc, 12, &p, gx, gy, 1)
+        *st = ctr ? vkg_vk_dispatch(enc, &k_ssd_sumc, sspec, 3, tc, 12, &p, gx, gy, 1)
                   : vkg_vk_dispatch(enc, &k_ssd_sum, sspec, 3, t, 11, &p, gx, gy, 1);
         if (*st != VKG_STATUS_OK) return true;
     }

@@ -250,9 +250,6 @@ layout(std430, set = 0, binding = 9) coherent buffer BufSRC { float src[]; };
 layout(std430, set = 0, binding = 9) coherent buffer BufSRC4 { vec4 src4[]; };
 shared uint s_ticket, s_late;
 #define CHAIN_SPIN (1u << 20)
-// TICKET 0 (specialization constant 3): positions from the workgroup's own
-// index instead, for measuring what the tickets cost.
-layout(constant_id = 3) const uint TICKET = 1;
 // The accumulators at module scope: passed to chain_link as arguments they
 // went to local memory (H200).
 float aS[4][RN], aR[4][RN];
@@ -342,17 +339,14 @@ void main() {
     const uint nl = p.nq * p.nh * ntl * ptl, nw = nl * p.nc;
     if (vkg_group_linear() >= nw)
         return;
-    if (TICKET != 0u) {
-        if (gl_LocalInvocationIndex == 0u) {
-            const uint tk = atomicAdd(ch_cnt[nl], 1u);
-            if (tk == nw - 1u) // every ticket is taken: the count back to zero
-                atomicAdd(ch_cnt[nl], 0u - nw);
-            s_ticket = tk;
-        }
-        barrier();
+    if (gl_LocalInvocationIndex == 0u) {
+        const uint tk = atomicAdd(ch_cnt[nl], 1u);
+        if (tk == nw - 1u) // every ticket is taken: the count back to zero
+            atomicAdd(ch_cnt[nl], 0u - nw);
+        s_ticket = tk;
     }
-    const uint wt = TICKET != 0u ? s_ticket : vkg_group_linear();
-    const uint pos = wt / nl, chain = wt % nl;
+    barrier();
+    const uint pos = s_ticket / nl, chain = s_ticket % nl;
     uint w = chain;
     const uint pti = w % ptl;
     w /= ptl;
