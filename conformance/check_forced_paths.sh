@@ -98,6 +98,8 @@ run "scan Mamba-2: SSD_SUM walks the chunks itself (CHAIN), every sequence lengt
 run "scan Mamba-2: CHAIN with the cross-head state terms, big-grid layout" \
   'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
   VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_CHAIN=1 LP_NUM_THREADS=1
+run "scan Mamba-2: SSD_MAIN's K loaded before the chunk setup (KEA), big-grid layout" \
+  'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_SPLIT=0 VKG_TUNE_SSD_KPRE=1 VKG_TUNE_SSD_KEA=1
 run "scan Mamba-2: cross-head sums off" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=0
 run "scan Mamba-1: chunked recurrence" 'ssm_scan_back.mamba1*' VKG_TUNE_SCAN_CHAN=0
 run "scan Mamba-1: channel path at every size" 'ssm_scan_back.mamba1*' VKG_TUNE_CHAN_MINTOK=1

@@ -649,6 +649,11 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
      * SSD_MAIN 0.795 -> 0.786 ms at 64 heads x 4096 tokens (134 registers
      * instead of 140), the op 0.4-0.9% faster at all three measured shapes. */
     const uint32_t l4 = hd % 4 == 0 && nc > 1 && vkg_vk_tune_int("VKG_TUNE_SSD_L4", 1) != 0;
+    /* KEA (with K from SSD_KMAT): SSD_MAIN loads its K elements before the
+     * chunk setup, not after phase 1. On with the wide kernel, where it was
+     * measured (round 21: SSD_MAIN 0.660 -> 0.642 ms at 64 heads x 4096
+     * tokens). */
+    const uint32_t kea = kpre && vkg_vk_tune_int("VKG_TUNE_SSD_KEA", p2w) != 0;
     const uint32_t mspec[8] = {gr.trw * gr.tcw,
                                (uint32_t)q,
                                gr.trw,
@@ -656,7 +661,8 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
                                kpre ? 1u : 0u,
                                (uint32_t)nr,
                                pf | wmap << 1 | k2 << 2 | p2s << 3 | tri << 4 | (uint32_t)xh << 5 |
-                                   (uint32_t)xs << 6 | gk << 7 | l4 << 8,
+                                   (uint32_t)xs << 6 | gk << 7 | l4 << 8 |
+                                   kea << 9,
                                gr.kt};
     const uint32_t rspec[5] = {SSD_WG, (uint32_t)q, (uint32_t)nr, xh, (uint32_t)nxs};
     const uint64_t ntl = (ds + SSD_NT - 1) / SSD_NT, ptl = (hd + SSD_NT - 1) / SSD_NT;

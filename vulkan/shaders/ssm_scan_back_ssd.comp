@@ -655,6 +655,9 @@ layout(constant_id = 6) const uint SFL = 1;
 // (at 64 columns and a 16-deep k-step, 2 loads per invocation and k-step
 // instead of 8).
 #define L4 ((SFL & 256u) != 0u)
+// Bit 9, KEA (with KPRE): K's elements loaded before the chunk setup, not
+// after phase 1's loop, so that their loads are in flight during both.
+#define KEA ((SFL & 512u) != 0u)
 // Phase 3's B lam tiles pass through NSET register sets ([NSET][..] arrays),
 // walked by a loop over the sets; NSET is 1. The H200's driver compiles
 // this form faster than the same operations written otherwise: SSD_MAIN
@@ -1117,6 +1120,12 @@ void main() {
         UNROLL for (uint s = 0; s < NSET; s++)
             if (s * KS < p.hd)
                 fetch_g_xd_s(s, q, h, t0, s * KS);
+    if (KEA && KPRE != 0u && need_k) {
+        const uint kb = ssd_kofs(q, g, c);
+        UNROLL for (uint i = 0; i < MRM; i++)
+            UNROLL for (uint j = 0; j < MC1; j++)
+                aK[i][j] = bc[kb + ROW(i) * Q + COL(j)];
+    }
     ssd_chunk_setup(q, h, c);
     const uint sbase = ssd_sb(qh, c);
     const uint slot = uint(ids_data[p.off_ids + q]);
@@ -1147,7 +1156,7 @@ void main() {
             if (PF == 0u && more)
                 fetch_g_xd_s(s, q, h, t0, p0 + NSET * KS);
         }
-    if (!need_k) {
+    if (!need_k || (KEA && KPRE != 0u)) {
     } else if (KPRE != 0u) {
         // K of the group, from SSD_KMAT.
         const uint kb = ssd_kofs(q, g, c);
