@@ -398,8 +398,9 @@ enum {
     SSD_Q_MAX = 64,
     SSD_SMALL_C64 = 32, /* see the defaults in vkg_vk_scan_back_ssd */
     SSD_MID_C64 = 256,
-    SSD_XH_C64 = 1024, /* XH from here (see round 7 above) */
-    SSD_XS_C64 = 1024, /* XS from here (see round 15 above) */
+    SSD_XH_C64 = 1024,    /* XH from here (see round 7 above) */
+    SSD_XS_C64 = 1024,    /* XS from here (see round 15 above) */
+    SSD_CHAIN_C64 = 1024, /* CHAIN from here on NVIDIA (see round 21 above) */
     /* CPU devices: llvmpipe ends a shader's loops past 65535 iterations in
      * all; the serial loops here (chunks, sequences x chunks) stay far below. */
     SSD_CPU_LOOP_MAX = 16384,
@@ -661,8 +662,7 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
                                kpre ? 1u : 0u,
                                (uint32_t)nr,
                                pf | wmap << 1 | k2 << 2 | p2s << 3 | tri << 4 | (uint32_t)xh << 5 |
-                                   (uint32_t)xs << 6 | gk << 7 | l4 << 8 |
-                                   kea << 9,
+                                   (uint32_t)xs << 6 | gk << 7 | l4 << 8 | kea << 9,
                                gr.kt};
     const uint32_t rspec[5] = {SSD_WG, (uint32_t)q, (uint32_t)nr, xh, (uint32_t)nxs};
     const uint64_t ntl = (ds + SSD_NT - 1) / SSD_NT, ptl = (hd + SSD_NT - 1) / SSD_NT;
@@ -678,12 +678,16 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
     }
     /* CHAIN: SSD_SUM walks the chunks itself (see the shader), no
      * SSD_CARRY. It needs workgroups that progress while others wait, so
-     * by default only on the GPUs measured (NVIDIA); VKG_TUNE_SSD_CHAIN=1
-     * forces it elsewhere (on CPU devices a wait may pass llvmpipe's loop
-     * budget: the results are then NaN, never quietly wrong). */
+     * by default only on the GPUs measured (NVIDIA), and only on big grids:
+     * with few chains each position's workgroups leave the GPU idle while
+     * they wait (round 21, 16 heads x 256 tokens: 0.069 -> 0.090 ms).
+     * VKG_TUNE_SSD_CHAIN=1 forces it elsewhere (on CPU devices a wait may
+     * pass llvmpipe's loop budget: the results are then NaN, never quietly
+     * wrong). */
     const struct vkg_tensor *ctr = NULL;
-    if (!one && vkg_vk_tune_int("VKG_TUNE_SSD_CHAIN",
-                                !info->is_cpu && dev->props.vendorID == SSD_VENDOR_NVIDIA) != 0) {
+    const bool chain_dflt =
+        c64 >= SSD_CHAIN_C64 && !info->is_cpu && dev->props.vendorID == SSD_VENDOR_NVIDIA;
+    if (!one && vkg_vk_tune_int("VKG_TUNE_SSD_CHAIN", chain_dflt) != 0) {
         ctr = vkg_vk_counters(enc, (uint32_t)(nq * nh * ntl * ptl + 1));
         if (!ctr) {
             *st = VKG_STATUS_OUT_OF_MEMORY;
