@@ -398,9 +398,9 @@ enum {
     SSD_Q_MAX = 64,
     SSD_SMALL_C64 = 32, /* see the defaults in vkg_vk_scan_back_ssd */
     SSD_MID_C64 = 256,
-    SSD_XH_C64 = 1024,    /* XH from here (see round 7 above) */
-    SSD_XS_C64 = 1024,    /* XS from here (see round 15 above) */
-    SSD_CHAIN_C64 = 1024, /* CHAIN from here on NVIDIA (see round 21 above) */
+    SSD_XH_C64 = 1024,   /* XH from here (see round 7 above) */
+    SSD_XS_C64 = 1024,   /* XS from here (see round 15 above) */
+    SSD_CHAIN_MIN = 128, /* CHAIN's chains wanted, on NVIDIA (see round 21 above) */
     /* CPU devices: llvmpipe ends a shader's loops past 65535 iterations in
      * all; the serial loops here (chunks, sequences x chunks) stay far below. */
     SSD_CPU_LOOP_MAX = 16384,
@@ -678,15 +678,18 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
     }
     /* CHAIN: SSD_SUM walks the chunks itself (see the shader), no
      * SSD_CARRY. It needs workgroups that progress while others wait, so
-     * by default only on the GPUs measured (NVIDIA), and only on big grids:
-     * with few chains each position's workgroups leave the GPU idle while
-     * they wait (round 21, 16 heads x 256 tokens: 0.069 -> 0.090 ms).
+     * by default only on the GPUs measured (NVIDIA), and only on big grids
+     * with at least SSD_CHAIN_MIN chains: with fewer, each position's
+     * workgroups leave the GPU idle while they wait (round 21, H200, 132
+     * multiprocessors: 16 heads x 256 tokens, 32 chains, 0.069 -> 0.091 ms
+     * with it; 32 heads x 1024 tokens, 64 chains, 0.326 -> 0.343; 64 heads
+     * x 256 tokens, 128 chains, 0.199 -> 0.194; 64 x 1024, 0.461 -> 0.438).
      * VKG_TUNE_SSD_CHAIN=1 forces it elsewhere (on CPU devices a wait may
      * pass llvmpipe's loop budget: the results are then NaN, never quietly
      * wrong). */
     const struct vkg_tensor *ctr = NULL;
-    const bool chain_dflt =
-        c64 >= SSD_CHAIN_C64 && !info->is_cpu && dev->props.vendorID == SSD_VENDOR_NVIDIA;
+    const bool chain_dflt = big && nq * nh * ntl * ptl >= SSD_CHAIN_MIN && !info->is_cpu &&
+                            dev->props.vendorID == SSD_VENDOR_NVIDIA;
     if (!one && vkg_vk_tune_int("VKG_TUNE_SSD_CHAIN", chain_dflt) != 0) {
         ctr = vkg_vk_counters(enc, (uint32_t)(nq * nh * ntl * ptl + 1));
         if (!ctr) {
