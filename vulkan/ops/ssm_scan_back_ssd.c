@@ -4,11 +4,16 @@
  * Kernels: shaders/ssm_scan_back_ssd.comp (the math is in its header
  * comment). Dispatches, barriers between dependent ones:
  *   SSD_SUM    chunk summaries, a workgroup per (sequence, head, chunk,
- *              64 x 64 tile of the N x P summary);
+ *              64 x 64 tile of the N x P summary); with CHAIN (its own
+ *              build, big grids on NVIDIA) it also walks the chunks: the
+ *              workgroup of a tile's k-th position forms S of chunk k and
+ *              R of chunk nc - 1 - k, waits for position k - 1's states
+ *              (a count per chain), and writes the next ones, so
+ *              SSD_CARRY does not run;
  *   SSD_KMAT   (with SSD_SUM) K = C B^T per (sequence, group, chunk);
- *   SSD_CARRY  an invocation per (sequence, head, n, p) walks the chunks
- *              (the only serial part: n_tok / Q steps), or with CSP two,
- *              one walking them forward, one backward;
+ *   SSD_CARRY  (without CHAIN) an invocation per (sequence, head, n, p)
+ *              walks the chunks (the only serial part: n_tok / Q steps),
+ *              or with CSP two, one walking them forward, one backward;
  *   SSD_MAIN   a workgroup per (sequence, head, chunk), or per chunk and
  *              n / p tile when split: the Q x Q products, then d_B, d_C,
  *              d_x by register-blocked products from shared memory, d_x and
@@ -23,8 +28,10 @@
  *              SSD_MAIN leaves out with XH, once per group, not per head;
  *   SSD_REDUCE d_s, d_A, d_B, d_C from the partials, in a fixed order.
  * Sequences of one chunk skip SSD_CARRY: SSD_SUM writes a_0 lambda_0 and
- * SSD_MAIN reads s and g_S, so those two run together. No atomics: the op
- * is deterministic. Scratch is bounded by the chunk count (2 N x P
+ * SSD_MAIN reads s and g_S, so those two run together. No atomic ever adds
+ * a value: the op is deterministic (CHAIN's atomic counts only order the
+ * workgroups; each state is the same fma of the same operands as in
+ * SSD_CARRY, whichever workgroup runs when). Scratch is bounded by the chunk count (2 N x P
  * summaries per chunk and head, with XH also Q x Q per chunk and head)
  * plus the per-head d_B / d_C partials (2 x n_head x n_tok x N per
  * sequence).
@@ -186,7 +193,13 @@
  * VKG_TUNE_SSD_GK=0|1 (with XS: SSD_MAIN keeps G in shared memory from
  * phase 1 for phase 3; on by default since round 17), VKG_TUNE_SSD_L4=0|1
  * (phase 3's lam and s_in tiles as 16-byte pieces; on by default since
- * round 18). (The
+ * round 18), VKG_TUNE_SSD_CHAIN=0|1 (SSD_SUM walks the chunks, no
+ * SSD_CARRY; default on NVIDIA from SSD_CHAIN_MIN chains on big grids; on
+ * CPU devices correct with one llvmpipe thread, LP_NUM_THREADS=1, as the
+ * forced-path test runs it: with more, a wait may pass llvmpipe's loop
+ * budget and the results are then NaN, never quietly wrong),
+ * VKG_TUNE_SSD_KEA=0|1 (with SSD_KMAT: SSD_MAIN loads K before the chunk
+ * setup; default with the wide kernel since round 21). (The
  * per-stage times above were taken with a timing-only knob that left stages out; as its
  * results were wrong it is not kept.)
  *
@@ -331,6 +344,25 @@
  * K loaded again (SSD_MAIN 0.684 -> 0.660 ms, 126 registers). The op 1.685
  * -> 1.635 ms at 64 x 4096 in one visit (64 x 1024 0.481 -> 0.470, 24 x
  * 1024 x 8 1.340 -> 1.311). speed.md round 20 has the tables.
+ *
+ * Round 21, CHAIN: SSD_CARRY read 268 MB of summaries and wrote 268 MB of
+ * states (0.152 ms, 84% of the copy probe): its walk is now done by
+ * SSD_SUM, in a chain per (sequence, head, n tile, p tile) whose
+ * positions pass the states through L2. Tickets (an atomic count at each
+ * workgroup's start) give the positions, so a workgroup waits only on one
+ * that started before it. H200, 64 heads x 4096 tokens, same visits:
+ * SSD_SUM + SSD_CARRY 0.345 + 0.151 -> SSD_SUM 0.434 ms with the
+ * accumulators passed to the link as arguments (the driver put them in
+ * local memory), 0.406 at module scope; the op 1.623 -> 1.531 ms (64 x
+ * 1024 0.466 -> 0.445, 24 x 1024 x 8 1.300 -> 1.230). Measured and not
+ * kept: positions from the workgroup index instead of tickets (SSD_SUM
+ * 0.449), a count per chain and subgroup, each subgroup waiting on its
+ * own (0.462). Small chain counts lose (see chain_dflt). KEA, SSD_MAIN's
+ * K elements (from SSD_KMAT) loaded before the chunk setup instead of
+ * after phase 1: SSD_MAIN 0.660 -> 0.642 ms (124 registers), the op
+ * 1.542 -> 1.527. Both together against round 20's kernels in one visit:
+ * 1.634 -> 1.526 ms (64 x 1024 0.471 -> 0.444, 24 x 1024 x 8 1.309 ->
+ * 1.227). speed.md round 21 has the tables.
  */
 #include <stdlib.h>
 

@@ -7,8 +7,11 @@
 //   SSD_SUM    chunk summaries S = sum_u exp(Le-L_u) B_u xd_u^T and
 //              R = sum_t exp(L_t) C_t g_t^T (N x P each), DC = exp(Le);
 //              for one-chunk sequences a_0 lambda_0 = e^Le g_S + R directly;
+//              with CHAIN (build ssm_scan_back_ssd_sumc) SSD_CARRY's walk
+//              too, position by position (see chain_link);
 //   SSD_KMAT   (optional) K = C B^T (Q x Q) once per (sequence, group, chunk);
-//   SSD_CARRY  per element (q, h, n, p), serial over chunks only: replaces S
+//   SSD_CARRY  (without CHAIN) per element (q, h, n, p), serial over
+//              chunks only: replaces S
 //              by the state entering each chunk and R by the adjoint leaving
 //              it; a_0 * lambda_0 of each sequence (its d_s part);
 //   SSD_MAIN   per chunk (or per chunk and role when split): Sg = G XD^T and

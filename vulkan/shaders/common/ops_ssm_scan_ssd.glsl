@@ -5,8 +5,9 @@
 //
 // Scratch (two bindings, both starting at element 0 of their range):
 //   sr: S[q][h][c][n][p] (chunk summaries, replaced by the state entering
-//       each chunk), R[q][h][c][n][p] (replaced by the adjoint leaving each
-//       chunk), DC[q][h][c] (exp of the chunk's log decay), DSQ[q][h][n][p]
+//       each chunk; with CHAIN SSD_SUM writes the states there directly),
+//       R[q][h][c][n][p] (replaced by the adjoint leaving each chunk), DC[q]
+//       [h][c] (exp of the chunk's log decay; unused with CHAIN), DSQ[q][h][n][p]
 //       (a_0 * lambda_0 of each sequence), DAP[q][h][c][role] (d_A
 //       partials), with split SSD_MAIN DDT[q][h][t][role] (d_dt partials),
 //       with XH MS[q][h][c][t][u] (M o Sg per head) and XS[which][q][t][g][n]
