@@ -291,8 +291,10 @@ void chain_link(uint chain, uint pos, uint q, uint h, uint qh, uint nti, uint pp
                 sv = src4[os / 4u];
                 lv = src4[orr / 4u];
             }
-            const vec4 sn = late ? vec4(nan) : fma(vec4(dS), sv, vec4(aS[i][0], aS[i][1], aS[i][2], aS[i][3]));
-            const vec4 ln = late ? vec4(nan) : fma(vec4(dR), lv, vec4(aR[i][0], aR[i][1], aR[i][2], aR[i][3]));
+            const vec4 sn = late ? vec4(nan)
+                                 : fma(vec4(dS), sv, vec4(aS[i][0], aS[i][1], aS[i][2], aS[i][3]));
+            const vec4 ln = late ? vec4(nan)
+                                 : fma(vec4(dR), lv, vec4(aR[i][0], aR[i][1], aR[i][2], aR[i][3]));
             if (cs + 1u < p.nc)
                 src4[(os + np) / 4u] = sn;
             if (cr > 0u)
