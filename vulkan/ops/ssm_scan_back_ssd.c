@@ -430,9 +430,9 @@ enum {
     SSD_Q_MAX = 64,
     SSD_SMALL_C64 = 32, /* see the defaults in vkg_vk_scan_back_ssd */
     SSD_MID_C64 = 256,
-    SSD_XH_C64 = 1024,   /* XH from here (see round 7 above) */
-    SSD_XS_C64 = 1024,   /* XS from here (see round 15 above) */
-    SSD_CHAIN_MIN = 128, /* CHAIN's chains wanted, on NVIDIA (see round 21 above) */
+    SSD_XH_C64 = 1024,  /* XH from here (see round 7 above) */
+    SSD_XS_C64 = 1024,  /* XS from here (see round 15 above) */
+    SSD_CHAIN_MIN = 96, /* CHAIN's chains wanted, on NVIDIA (see chain_dflt) */
     /* CPU devices: llvmpipe ends a shader's loops past 65535 iterations in
      * all; the serial loops here (chunks, sequences x chunks) stay far below. */
     SSD_CPU_LOOP_MAX = 16384,
@@ -713,9 +713,13 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
      * by default only on the GPUs measured (NVIDIA), and only on big grids
      * with at least SSD_CHAIN_MIN chains: with fewer, each position's
      * workgroups leave the GPU idle while they wait (round 21, H200, 132
-     * multiprocessors: 16 heads x 256 tokens, 32 chains, 0.069 -> 0.091 ms
-     * with it; 32 heads x 1024 tokens, 64 chains, 0.326 -> 0.343; 64 heads
-     * x 256 tokens, 128 chains, 0.199 -> 0.194; 64 x 1024, 0.461 -> 0.438).
+     * multiprocessors, d_state 128 unless said: 16 heads x 256 tokens, 32
+     * chains, 0.069 -> 0.091 ms with it; 32 heads x 1024 tokens, 64 chains,
+     * 0.326 -> 0.343; d_state 64, 64 heads x 4096 tokens, 64 chains, 1.237
+     * -> 1.261; 48 heads x 4096 tokens, 96 chains, 1.236 -> 1.182; 64 heads
+     * x 256 tokens, 128 chains, 0.199 -> 0.194; 64 x 1024, 0.461 -> 0.438;
+     * 128 heads x 1024, 0.852 -> 0.804; 64 x 512 x 4 sequences, 0.894 ->
+     * 0.817; 64 heads in 8 groups x 4096, 1.922 -> 1.826).
      * VKG_TUNE_SSD_CHAIN=1 forces it elsewhere (on CPU devices a wait may
      * pass llvmpipe's loop budget: the results are then NaN, never quietly
      * wrong). */
