@@ -6,7 +6,8 @@
 # comments): the default cases reach only the choice their small shapes get
 # on the device at hand, so a path taken only for big shapes, or only on
 # other devices, would otherwise go unchecked. Each line below forces one
-# choice with its tuning knob (knobs never change results, only the kernel)
+# choice with its tuning knob (knobs never change results, only the kernel;
+# CHAIN on a CPU device needs one llvmpipe thread, set below)
 # and runs the cases of that op. Exits non-zero when any run fails.
 #
 #   check_forced_paths.sh VKGRAD [DEVICE]     DEVICE: vulkan (default) or N
