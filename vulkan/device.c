@@ -18,8 +18,6 @@
 
 #include "vk_impl.h"
 
-#define VKG_VENDOR_NVIDIA 0x10DEu
-
 static struct {
     pthread_once_t once;
     bool ok;

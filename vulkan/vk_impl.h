@@ -77,7 +77,8 @@ enum vkg_status vkg_vk_check(VkResult r, const char *call, const char *file, int
 
 /* ---- devices (device.c) ---------------------------------------------------- */
 
-#define VKG_VK_MAX_SPEC 8 /* specialization constants per pipeline */
+#define VKG_VK_MAX_SPEC   8       /* specialization constants per pipeline */
+#define VKG_VENDOR_NVIDIA 0x10DEu /* VkPhysicalDeviceProperties::vendorID */
 
 struct vkg_vk_pipeline_cache; /* pipeline.c */
 

@@ -440,7 +440,6 @@ enum {
      * (H200, d_state 1364, 3 tokens: 0.210 ms here, 0.055 ms there; at
      * 5-9 tokens and d_state <= 16 both take 25-29 us). */
     SSD_MIN_TOK = 16,
-    SSD_VENDOR_NVIDIA = 0x10de, /* CHAIN's default (see below) */
 };
 
 /* SSD_MAIN's invocation grid: trw x tcw (see the shader); v4: the
@@ -636,7 +635,8 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
     p.C_g = vkg_vk_elem_stride(C->nb[1]), p.C_t = vkg_vk_elem_stride(C->nb[2]);
     p.C_q = vkg_vk_elem_stride(C->nb[3]);
 
-    const struct vkg_tensor *t[11] = {s, x, dt, A, B, C, ids, g, node, sr, bc};
+    /* t[11]: CHAIN's counters, bound by SSD_SUM's chain build only. */
+    const struct vkg_tensor *t[12] = {s, x, dt, A, B, C, ids, g, node, sr, bc, NULL};
     const uint32_t spec[2] = {SSD_WG, (uint32_t)q};
     const uint32_t pf = vkg_vk_tune_int("VKG_TUNE_SSD_PF", 1) != 0;
     /* Big grids (64 heads x 1024 / 4096 tokens on the H200) default to the
@@ -723,22 +723,23 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
      * VKG_TUNE_SSD_CHAIN=1 forces it elsewhere (on CPU devices a wait may
      * pass llvmpipe's loop budget: the results are then NaN, never quietly
      * wrong). */
+    const uint64_t n_chain = nq * nh * ntl * ptl;
+    const bool chain_dflt =
+        big && n_chain >= SSD_CHAIN_MIN && !info->is_cpu && info->vendor_id == VKG_VENDOR_NVIDIA;
     const struct vkg_tensor *ctr = NULL;
-    const bool chain_dflt = big && nq * nh * ntl * ptl >= SSD_CHAIN_MIN && !info->is_cpu &&
-                            dev->props.vendorID == SSD_VENDOR_NVIDIA;
     if (!one && vkg_vk_tune_int("VKG_TUNE_SSD_CHAIN", chain_dflt) != 0) {
-        ctr = vkg_vk_counters(enc, (uint32_t)(nq * nh * ntl * ptl + 1));
+        ctr = vkg_vk_counters(enc, (uint32_t)(n_chain + 1));
         if (!ctr) {
             *st = VKG_STATUS_OUT_OF_MEMORY;
             return true;
         }
         if (vkg_vk_elem_offset(enc, ctr) != 0) ctr = NULL;
     }
+    t[11] = ctr;
     {
         vkg_vk_grid(enc, nq * nh * nc * ntl * ptl, &gx, &gy);
         const uint32_t sspec[3] = {SSD_WG, (uint32_t)q, xs};
-        const struct vkg_tensor *tc[12] = {s, x, dt, A, B, C, ids, g, node, sr, bc, ctr};
-        *st = ctr ? vkg_vk_dispatch(enc, &k_ssd_sumc, sspec, 3, tc, 12, &p, gx, gy, 1)
+        *st = ctr ? vkg_vk_dispatch(enc, &k_ssd_sumc, sspec, 3, t, 12, &p, gx, gy, 1)
                   : vkg_vk_dispatch(enc, &k_ssd_sum, sspec, 3, t, 11, &p, gx, gy, 1);
         if (*st != VKG_STATUS_OK) return true;
     }
