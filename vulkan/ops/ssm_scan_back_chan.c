@@ -4,8 +4,8 @@
  *
  * Parallel over time: CHAN_SUM summarises every CT-token chunk of every
  * channel (the forward scan from zero E, the adjoint sum G, the sum of dt'
- * S, whose exp(A S) is the chunk's decay; it also keeps dt' for CHAN_BACK
- * and, with SCK, E and S at the end of every KS-token sub-chunk), CHAN_CARRY
+ * S, whose exp(A S) is the chunk's decay; with SCK also E and S at the
+ * end of every KS-token sub-chunk), CHAN_CARRY
  * turns E into the state entering each chunk and G into mu leaving it (per
  * element CG runs of chunks chained through shared memory, a run kept in
  * registers between its composite and its walks), CHAN_BACK walks each
@@ -80,6 +80,14 @@
  * invocations (0.53 / 1.15 / 0.309), 4 lanes per channel with 16-token
  * sub-chunks (0.393), CHAN_SUM with 2 lanes per channel (0.103 against
  * 0.083), the chunks walked in reverse order (equal).
+ * Round 22: CHAN_SUM no longer keeps dt' in scratch for CHAN_BACK (25 MB
+ * written, 25 MB read at 1536 x 4096); CHAN_BACK forms it from dt where a
+ * sub-chunk becomes the one walked, a sub-chunk after its fetch (forming it
+ * at the fetch, as the knob DTP=0 did, waited on the load). Alternating runs
+ * of one visit, kept scratch -> formed (CHAN_BACK 247 -> 241 registers): the
+ * op 1536 x 4096 0.368 -> 0.359 ms (CHAN_SUM 0.0835 -> 0.0791, CHAN_BACK
+ * 0.264 -> 0.260), 4096 x 4096 0.905 -> 0.892, 4096 x 1024 0.281 -> 0.272,
+ * 8 x 512 0.374 -> 0.364; with 64-token chunks 0.383 at 1536 x 4096.
  *
  * Taken for the Mamba-1 form when d_state / NL <= CHAN_DSL_MAX, the device
  * has a fixed subgroup with shuffles, the layout fits shared memory and the
@@ -93,7 +101,7 @@
  * chunk), _KS (tokens per replayed sub-chunk), _NL (lanes per channel),
  * _WG (invocations per workgroup), _SNL / _SWG (the same for CHAN_SUM),
  * _CG (CHAN_CARRY's runs), _WGSUM=0 (d_B / d_C partials per subgroup),
- * _VEC=0 (B, C staged as floats), _DTP=0 (dt' recomputed by CHAN_BACK),
+ * _VEC=0 (B, C staged as floats),
  * _ONE=0 (one chunk through all four kernels), _FIX=0 / _GEN=1 (generic
  * builds), _MINTOK / _MINWORK (GPUs: the shortest sequence
  * taken whatever the size / the fewest channel-tokens taken whatever the
@@ -208,7 +216,6 @@ struct chan_plan {
     bool vec4, svec4;  /* B, C staged as vec4 (CHAN_VEC4) in CHAN_BACK, CHAN_SUM */
     const struct vkg_vk_kernel *kback, *ksum; /* the builds recorded */
     bool wgsum; /* d_B / d_C partials per workgroup (CHAN_WGSUM), not per subgroup */
-    bool dtp;   /* dt' kept in scratch by CHAN_SUM (CHAN_F_DTP) */
     bool one;   /* one chunk: CHAN_BACK and CHAN_REDUCE only (CHAN_F_ONE) */
     bool sck;   /* sub-chunk starts kept by CHAN_SUM (CHAN_F_SCK) */
     uint64_t ncb, sncb, nc, nj, st_floats, pt_floats;
@@ -327,10 +334,9 @@ static bool chan_plan_make(const struct vkg_vk_device *dev, const struct vkg_sca
     cp->svec4 = v4 && (ds / snl) % 4 == 0;
     if (cp->svec4) cp->sh_sum = 1;
     cp->sncb = (D + swg / snl - 1) / (swg / snl);
-    cp->dtp = !cp->one && vkg_vk_tune_int("VKG_TUNE_CHAN_DTP", 1) != 0;
     cp->nj = cp->wgsum ? cp->ncb : cp->ncb * (wg / sg);
-    cp->st_floats = nq * cp->nc * D * (2 * ds + 1) + (cp->dtp ? nq * nt * D : 0) +
-                    (cp->sck ? nq * cp->nc * (ct / ks - 1) * (ds + 1) * D : 0);
+    cp->st_floats =
+        nq * cp->nc * D * (2 * ds + 1) + (cp->sck ? nq * cp->nc * (ct / ks - 1) * (ds + 1) * D : 0);
     cp->pt_floats = nq * cp->nc * ds * D + nq * nt * cp->nj * 2 * ds + nq * ds * D;
     /* CHAN_CARRY: runs of about CHAN_CARRY_RUN chunks (one batch of loads
      * per walk), at most CHAN_CG_MAX runs (the chained composites). */
@@ -404,7 +410,7 @@ bool vkg_vk_scan_back_chan(struct vkg_vk_encoder *enc, const struct vkg_tensor *
     p.ds = (uint32_t)d->d_state, p.D = (uint32_t)d->n_head, p.nt = (uint32_t)d->n_tok;
     p.nq = (uint32_t)d->n_seqs, p.nc = (uint32_t)cp.nc, p.n_slots = (uint32_t)d->n_slots;
     p.nj = (uint32_t)cp.nj;
-    p.flags = (cp.dtp ? 1u : 0u) | (cp.one ? 2u : 0u) | (cp.sck ? 4u : 0u);
+    p.flags = (cp.one ? 1u : 0u) | (cp.sck ? 2u : 0u);
     p.ks = cp.ks;
     p.off_s = vkg_vk_elem_offset(enc, s);
     p.off_x = vkg_vk_elem_offset(enc, x);

@@ -132,7 +132,7 @@ float chan_decay(float dtp, float a2) {
 
 // Per-token inputs of one channel.
 struct ChanTok {
-    float dt, dtp, x, gy;
+    float dt, x, gy;
 };
 
 // Channel ch's dt, x and g_y at token t of sequence q.
@@ -146,16 +146,14 @@ float chan_ld_gy(uint ch, uint t, uint q) {
     return g_data[p.off_g + ch + p.D * (t + p.nt * q)];
 }
 
-// CHAN_BACK's token inputs. DTP (flags bit 0): CHAN_SUM stores dt' per
-// (sequence, token, channel) in scratch and CHAN_BACK reads it there (one
-// softplus per channel and token instead of one per lane and walk).
+// CHAN_BACK's token inputs, as loaded: dt' is formed from dt where the
+// token is used (scan_softplus), not where it is fetched, as arithmetic on
+// a fetched value waits for its load right there. (Until round 22 CHAN_SUM
+// kept dt' in scratch for CHAN_BACK: 50 MB more traffic at 1536 x 4096,
+// and slower on the H200; ops/ssm_scan_back_chan.c has the measurements.)
 ChanTok chan_token(uint ch, uint t, uint q) {
     ChanTok k;
     k.dt = chan_ld_dt(ch, t, q);
-    if ((p.flags & CHAN_F_DTP) == 0u)
-        k.dtp = scan_softplus(k.dt);
-    else
-        k.dtp = st_data[p.off_st + chan_st_dtp() + ch + p.D * (t + p.nt * q)];
     k.x = chan_ld_x(ch, t, q);
     k.gy = chan_ld_gy(ch, t, q);
     return k;
@@ -202,7 +200,6 @@ void main() {
     }
     float S = 0.0;
     barrier();
-    const bool keep_dtp = (p.flags & CHAN_F_DTP) != 0u && ch < p.D && part == 0u;
     // Tokens TB at a time: their loads issued together, a batch ahead
     // (clamped past the chunk). Tokens past the chunk are walked as no-ops
     // (dt' 0, so a decay of exactly 1, and g_y 0) instead of branched
@@ -221,9 +218,6 @@ void main() {
             const uint tt = tb + u;
             const float xdt = xU[u] * dtpU[u];
             S += dtpU[u];
-            if (keep_dtp && tt < wg.len)
-                st_data[p.off_st + chan_st_dtp() + ch + p.D * (wg.t0 + tt + p.nt * wg.q)] =
-                    dtpU[u];
             float Bt[DSL], Ct[DSL];
             chan_bc(min(tt, wg.len - 1u), n0, Bt, Ct);
             [[unroll]] for (uint i = 0; i < DSL; i++) {
@@ -399,11 +393,11 @@ ChanTok chan_sub_token(ChanWg wg, uint chc, uint m, uint k) {
 }
 
 // Sub-chunk m's per-token inputs of channel chc.
-void chan_load(ChanWg wg, uint chc, uint m, out float dtv[KS], out float dtpv[KS],
-               out float xv[KS], out float gyv[KS]) {
+void chan_load(ChanWg wg, uint chc, uint m, out float dtv[KS], out float xv[KS],
+               out float gyv[KS]) {
     [[unroll]] for (uint k = 0; k < KS; k++) {
         const ChanTok tk = chan_sub_token(wg, chc, m, k);
-        dtv[k] = tk.dt, dtpv[k] = tk.dtp, xv[k] = tk.x, gyv[k] = tk.gy;
+        dtv[k] = tk.dt, xv[k] = tk.x, gyv[k] = tk.gy;
     }
 }
 
@@ -460,7 +454,7 @@ void main() {
                 float dtpU[KS], xU[KS];
                 [[unroll]] for (uint k = 0; k < KS; k++) {
                     const ChanTok tk = chan_token(chc, wg.t0 + m * KS + k, wg.q);
-                    dtpU[k] = tk.dtp, xU[k] = tk.x;
+                    dtpU[k] = scan_softplus(tk.dt), xU[k] = tk.x;
                 }
                 [[unroll]] for (uint k = 0; k < KS; k++) {
                     const float xdt = xU[k] * dtpU[k];
@@ -488,8 +482,8 @@ void main() {
     // back instead of kept from the replay (either change alone was slower
     // on the H200; ops/ssm_scan_back_chan.c has the measurements).
     const uint CHAN_RW = KS % 2u == 0u ? 2u : 1u; // tokens fetched per token walked back
-    float dtN[KS], dtpN[KS], xN[KS], gyN[KS], eN[DSL], sN = 0.0;
-    chan_load(wg, chc, n_sub - 1u, dtN, dtpN, xN, gyN);
+    float dtN[KS], xN[KS], gyN[KS], eN[DSL], sN = 0.0;
+    chan_load(wg, chc, n_sub - 1u, dtN, xN, gyN);
     [[unroll]] for (uint i = 0; i < DSL; i++)
         eN[i] = 0.0;
     if (sck && n_sub > 1u)
@@ -500,7 +494,7 @@ void main() {
         float sK[(KS + 1u) * DSL];
         float dtK[KS], dtpK[KS], xK[KS], gyK[KS], eC[DSL];
         [[unroll]] for (uint k = 0; k < KS; k++)
-            dtK[k] = dtN[k], dtpK[k] = dtpN[k], xK[k] = xN[k], gyK[k] = gyN[k];
+            dtK[k] = dtN[k], dtpK[k] = scan_softplus(dtN[k]), xK[k] = xN[k], gyK[k] = gyN[k];
         [[unroll]] for (uint i = 0; i < DSL; i++)
             eC[i] = eN[i];
         const float sC = sN;
@@ -573,7 +567,7 @@ void main() {
                     if (r < CHAN_RW) {
                         const uint jn = CHAN_RW * kk + r;
                         const ChanTok tk = chan_sub_token(wg, chc, m - 1u, jn);
-                        dtN[jn] = tk.dt, dtpN[jn] = tk.dtp, xN[jn] = tk.x, gyN[jn] = tk.gy;
+                        dtN[jn] = tk.dt, xN[jn] = tk.x, gyN[jn] = tk.gy;
                     }
                 }
                 if (kk == 0u && sck && m > 1u)

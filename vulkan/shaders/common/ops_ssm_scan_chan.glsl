@@ -15,9 +15,8 @@
 #ifndef VKG_OPS_SSM_SCAN_CHAN_GLSL
 #define VKG_OPS_SSM_SCAN_CHAN_GLSL
 
-#define CHAN_F_DTP 1u // dt' kept in scratch by CHAN_SUM for CHAN_BACK
-#define CHAN_F_ONE 2u // one chunk: no CHAN_SUM, no CHAN_CARRY
-#define CHAN_F_SCK 4u // CHAN_SUM keeps each sub-chunk's start (from zero) for CHAN_BACK
+#define CHAN_F_ONE 1u // one chunk: no CHAN_SUM, no CHAN_CARRY
+#define CHAN_F_SCK 2u // CHAN_SUM keeps each sub-chunk's start (from zero) for CHAN_BACK
 
 #extension GL_GOOGLE_include_directive : require
 #include "grid.glsl"
@@ -76,7 +75,6 @@ const float CHAN_LOG2E = 1.4426950408889634;
 //   st: E  the chunk's forward scan from zero, then (CARRY) the state entering it
 //       G  the chunk's adjoint sum, then (CARRY) mu leaving it
 //       S  [q][chunk][channel] the chunk's sum of dt' (its decay is exp(A S))
-//       DTP [q][t][channel] dt' (with CHAN_F_DTP only)
 //       CKE [q][chunk][b][n][channel] (CHAN_F_SCK only) the forward scan from zero
 //           at the end of sub-chunk b (b < CT / ks - 1), CKS [q][chunk][b][channel]
 //           the sum of dt' up to there
@@ -93,11 +91,8 @@ uint chan_pt_a() { return 0u; }
 uint chan_pt_bc() { return p.nq * p.nc * p.ds * p.D; }
 uint chan_pt_s() { return chan_pt_bc() + p.nq * p.nt * p.nj * 2u * p.ds; } // mu_0 [q][n][channel]
 
-uint chan_st_dtp() { return chan_st_s() + p.nq * p.nc * p.D; } // [q][t][channel]
 uint chan_nsb() { return CT / p.ks - 1u; } // sub-chunk boundaries kept per chunk
-uint chan_st_cke() {
-    return chan_st_dtp() + ((p.flags & CHAN_F_DTP) != 0u ? p.nq * p.nt * p.D : 0u);
-}
+uint chan_st_cke() { return chan_st_s() + p.nq * p.nc * p.D; }
 uint chan_st_cks() { return chan_st_cke() + p.nq * p.nc * chan_nsb() * p.ds * p.D; }
 
 // Output regions (element offsets after off_d): d_s, d_x, d_dt, d_A, d_B, d_C.
