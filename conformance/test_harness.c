@@ -535,9 +535,9 @@ static void fault__lost_device_restarts_the_child(void **state) {
 /* The "slow" fault for ssm_conv_back: 20x, times the spread of the
  * baseline's own runs. Compare calls a time a regression only past the
  * baseline's slowest run, and lavapipe on a loaded machine spreads this
- * case's runs by more than 4x (baseline fastest 736.9 us, slowest 3187.9 us,
- * and a later run read a fifth of that fastest): a fixed 20x of such a run
- * lands inside the baseline's noise, where compare is right to call it
+ * case's runs by more than 4x (seen: baseline fastest 736.9 us, slowest
+ * 3187.9 us, and a run under a fifth of that fastest): a fixed 20x of such a
+ * run lands inside the baseline's noise, where compare is right to call it
  * none. The factor keeps the simulated regression 20x past that noise. */
 static int parse_slow_fault(struct conf_options *o, const char *kind) {
     const struct conf_result *b = &vk_base.results[2];
