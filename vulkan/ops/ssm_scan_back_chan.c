@@ -88,6 +88,15 @@
  * op 1536 x 4096 0.368 -> 0.359 ms (CHAN_SUM 0.0835 -> 0.0791, CHAN_BACK
  * 0.264 -> 0.260), 4096 x 4096 0.905 -> 0.892, 4096 x 1024 0.281 -> 0.272,
  * 8 x 512 0.374 -> 0.364; with 64-token chunks 0.383 at 1536 x 4096.
+ * Then CHAN_BACK's workgroups of 256 invocations instead of 128 (both one
+ * SM's 8 warps at 241 registers; round 10 had found 256 slower at 255),
+ * alternating runs: 1536 x 4096 0.350 -> 0.345 ms, 4096 x 4096 0.855 ->
+ * 0.850, 4096 x 1024 0.261 -> 0.256, 8 x 512 0.355 -> 0.351. Slower: 64
+ * (0.567), CHAN_SUM's workgroups of 64 / 256 (0.384 / 0.379; its 128 kept),
+ * the token inputs staged in shared memory by the workgroup a sub-chunk
+ * ahead instead of fetched into registers (255 registers at 2 lanes per
+ * channel: 0.576; 181 at 4 lanes: 0.668, with 256 invocations 0.416), 4
+ * lanes per channel as before (187 registers: 0.506).
  *
  * Taken for the Mamba-1 form when d_state / NL <= CHAN_DSL_MAX, the device
  * has a fixed subgroup with shuffles, the layout fits shared memory and the
@@ -99,7 +108,7 @@
  * Knobs, read at each encode (every setting gives correct results):
  * VKG_TUNE_SCAN_CHAN=0 (this path off), VKG_TUNE_CHAN_CT (tokens per
  * chunk), _KS (tokens per replayed sub-chunk), _NL (lanes per channel),
- * _WG (invocations per workgroup), _SNL / _SWG (the same for CHAN_SUM),
+ * _WG (CHAN_BACK's invocations per workgroup), _SNL / _SWG (the same for CHAN_SUM),
  * _CG (CHAN_CARRY's runs), _WGSUM=0 (d_B / d_C partials per subgroup),
  * _VEC=0 (B, C staged as floats),
  * _ONE=0 (one chunk through all four kernels), _FIX=0 / _GEN=1 (generic
@@ -188,11 +197,12 @@ enum {
     CHAN_DSL_MAX = 16,      /* states per lane (registers) */
     CHAN_CT = 32,           /* tokens per chunk (at most; see chan_plan_make) */
     CHAN_CT_MAX = 128,      /* ... with SCK, on grids big enough */
-    CHAN_GRID_MIN = 512,    /* CHAN_BACK workgroups a longer chunk must leave */
+    CHAN_GRID_MIN = 512,    /* workgroups of CHAN_WG a longer chunk must leave */
     CHAN_KS = 8,            /* tokens per replayed sub-chunk */
     CHAN_MIN_TOK = 1024,    /* GPUs: sequences this long take this path, */
     CHAN_MIN_WORK = 280000, /* ... and so do nodes of this many channel-tokens */
-    CHAN_WG = 128,          /* invocations per workgroup of CHAN_SUM / CHAN_BACK */
+    CHAN_WG = 128,          /* invocations per workgroup of CHAN_SUM (and the grid estimate) */
+    CHAN_BACK_WG = 256,     /* ... of CHAN_BACK (round 22; see the head) */
     CHAN_RWG = 256,         /* of CHAN_CARRY / CHAN_REDUCE */
     CHAN_CG_MAX = 32,       /* chunk runs per element in CHAN_CARRY, at most */
     CHAN_CARRY_RUN = 8,     /* chunks per run (CB of the shader) */
@@ -280,7 +290,7 @@ static bool chan_plan_make(const struct vkg_vk_device *dev, const struct vkg_sca
     uint32_t lim = info->max_workgroup_invocations;
     if (dev->props.limits.maxComputeWorkGroupSize[0] < lim)
         lim = dev->props.limits.maxComputeWorkGroupSize[0];
-    uint32_t wg = (uint32_t)vkg_vk_tune_int("VKG_TUNE_CHAN_WG", CHAN_WG);
+    uint32_t wg = (uint32_t)vkg_vk_tune_int("VKG_TUNE_CHAN_WG", CHAN_BACK_WG);
     wg = chan_pow2_floor(wg < 1 ? 1 : wg > lim ? lim : wg);
     if (wg < sg) wg = sg;
     if (wg > lim) return false;
