@@ -82,8 +82,9 @@
  * 0.083), the chunks walked in reverse order (equal).
  * Round 22: CHAN_SUM no longer keeps dt' in scratch for CHAN_BACK (25 MB
  * written, 25 MB read at 1536 x 4096); CHAN_BACK forms it from dt where a
- * sub-chunk becomes the one walked, a sub-chunk after its fetch (forming it
- * at the fetch, as the knob DTP=0 did, waited on the load). Alternating runs
+ * sub-chunk becomes the one walked, a sub-chunk after its fetch (the knob
+ * DTP=0 formed it at the fetch, where the walk then waits for the load;
+ * likely why the kept copy had won). Alternating runs
  * of one visit, kept scratch -> formed (CHAN_BACK 247 -> 241 registers): the
  * op 1536 x 4096 0.368 -> 0.359 ms (CHAN_SUM 0.0835 -> 0.0791, CHAN_BACK
  * 0.264 -> 0.260), 4096 x 4096 0.905 -> 0.892, 4096 x 1024 0.281 -> 0.272,
