@@ -16,12 +16,16 @@ vkgrad=${1:?usage: check_forced_paths.sh VKGRAD [DEVICE]}
 device=${2:-vulkan}
 glue='add*,cont*,mul.*,neg*,repeat*,scale*,sqr*,sub*,sum*,view_back*,train_*'
 fails=0
-run() { # label, include, env assignments...
-  local label=$1 include=$2
+run() { # label, include, [--full (the full tier's cases)], env assignments...
+  local label=$1 include=$2 tier=()
   shift 2
+  if [ "${1-}" = --full ]; then
+    tier=(--full)
+    shift
+  fi
   local out rc
   out=$(env "$@" "$vkgrad" conform --device "$device" --quiet --no-determinism --time-reps 0 \
-    --include "$include" 2>&1)
+    "${tier[@]}" --include "$include" 2>&1)
   rc=$?
   if [ $rc -eq 0 ]; then
     echo "ok    $label"
@@ -106,6 +110,12 @@ run "scan Mamba-1: chunked recurrence" 'ssm_scan_back.mamba1*' VKG_TUNE_SCAN_CHA
 run "scan Mamba-1: channel path at every size" 'ssm_scan_back.mamba1*' VKG_TUNE_CHAN_MINTOK=1
 run "scan Mamba-1: channel path, checkpoint replay" 'ssm_scan_back.mamba1*' VKG_TUNE_CHAN_MINTOK=1 \
   VKG_TUNE_CHAN_SCK=0
+# The default cases have at most 40 channels, one block of the walk: the
+# full tier's 1536 channels in two chunks give the default layout for big
+# nodes (several channel blocks, the walk's workgroups of 256 invocations).
+run "scan Mamba-1: channel path, 1536 channels in two chunks" \
+  'ssm_scan_back.mamba1.d_state=16.head_dim=1.n_head=1536*' --full VKG_TUNE_CHAN_MINTOK=1 \
+  VKG_TUNE_CHAN_CT=32
 run "glue: barriers only where needed, profiled too" "$glue" VKG_TUNE_BARRIER=deps
 run "glue: no fused chains, two-pass VIEW_BACK and SUM" "$glue" VKG_TUNE_FUSE=0 VKG_TUNE_VIEW_BACK=2 VKG_TUNE_SUM_ONE=0
 [ $fails -eq 0 ] || { echo "$fails forced-path run(s) failed" >&2; exit 1; }
