@@ -313,8 +313,9 @@ static void compare_one(struct tlist *l, const struct conf_result *b, const stru
             "GPU time %.1f us -> %.1f us (+%.0f%%; the baseline's slowest run %.1f us%s)%s",
             b->gpu_time_us, r->gpu_time_us, 100.0 * (r->gpu_time_us / b->gpu_time_us - 1),
             b->gpu_time_max_us, retimed,
-            conf_time_judged(b, r, o) ? ""
-                                       : "; a CPU Vulkan device: not judged (--time-on-cpu-devices)");
+            conf_time_judged(b, r, o)
+                ? ""
+                : "; a CPU Vulkan device: not judged (--time-on-cpu-devices)");
     }
 }
 

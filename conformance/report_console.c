@@ -36,7 +36,8 @@ void conf_report_console_row(FILE *f, const struct conf_result *r) {
     if (r->status != CONF_PASS && r->message[0]) fprintf(f, "    %s\n", r->message);
     if (r->flaky) fprintf(f, "    flaky: failed, then passed on a rerun\n");
     if (r->n_retimes > 0) {
-        fprintf(f, "    re-timed against the baseline: first run %.1f us, then", r->gpu_time_first_us);
+        fprintf(f, "    re-timed against the baseline: first run %.1f us, then",
+                r->gpu_time_first_us);
         for (int i = 0; i < r->n_retimes; i++)
             fprintf(f, "%s %.1f", i ? "," : "", r->retimes_us[i]);
         fprintf(f, " us\n");

@@ -202,7 +202,8 @@ bool conf_result_from_json(const char *line, struct conf_result *r, char *msg, s
         for (size_t i = 0; rt && i < json_object_array_length(rt); i++) {
             json_object *e = json_object_array_get_idx(rt, i);
             if (i == CONF_MAX_RETIMES || !e ||
-                !(json_object_is_type(e, json_type_double) || json_object_is_type(e, json_type_int))) {
+                !(json_object_is_type(e, json_type_double) ||
+                  json_object_is_type(e, json_type_int))) {
                 snprintf(msg, msg_size, "retimes_us[%zu] is not a time (at most %d)", i,
                          CONF_MAX_RETIMES);
                 d.ok = false;

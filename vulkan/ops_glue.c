@@ -295,7 +295,8 @@ static enum vkg_status encode_reduce(struct vkg_vk_encoder *enc, const struct vk
     /* A sum into one output of up to SUM_ONE_PASS_MAX elements: one
      * workgroup, one dispatch (reduce.comp FLAT when the source is
      * contiguous), cheaper than a second pass and its barrier. */
-    if (n_out == 1 && n_rep <= (uint64_t)vkg_vk_tune_int("VKG_TUNE_SUM_ONE", (int)SUM_ONE_PASS_MAX)) {
+    if (n_out == 1 &&
+        n_rep <= (uint64_t)vkg_vk_tune_int("VKG_TUNE_SUM_ONE", (int)SUM_ONE_PASS_MAX)) {
         p.n_chunks = 1;
         p.chunk = (uint32_t)n_rep;
         uint32_t wg = one_pass_wg(enc, (uint32_t)vkg_vk_tune_int("VKG_TUNE_SUM_WG", 1024));

@@ -437,7 +437,8 @@ static bool scan_chunk_plan(const struct vkg_vk_device *dev, const struct scan_p
     cp->sh = (uint32_t)sh;
     const uint64_t n_blk = (rpg + cp->rb - 1) / cp->rb;
     cp->n_blk_all = n_blk * d->n_group * d->n_seqs;
-    uint32_t ct = pow2_floor((uint32_t)vkg_vk_tune_int("VKG_TUNE_SCAN_CTMAX", SCAN_KS * SCAN_CKMAX));
+    uint32_t ct =
+        pow2_floor((uint32_t)vkg_vk_tune_int("VKG_TUNE_SCAN_CTMAX", SCAN_KS * SCAN_CKMAX));
     if (ct > SCAN_KS * SCAN_CKMAX) ct = SCAN_KS * SCAN_CKMAX;
     if (ct < SCAN_KS) ct = SCAN_KS;
     const uint64_t wg_min = (uint64_t)vkg_vk_tune_int("VKG_TUNE_SCAN_WGMIN", SCAN_C_WG_MIN);
@@ -573,24 +574,9 @@ static enum vkg_status scan_encode(struct vkg_vk_encoder *enc, const struct vkg_
     struct vkg_scan_push p = {0};
     p.ds = (uint32_t)pl.d.d_state, p.hd = (uint32_t)pl.d.head_dim, p.nh = (uint32_t)pl.d.n_head;
     p.ng = (uint32_t)pl.d.n_group, p.nt = (uint32_t)pl.d.n_tok, p.nq = (uint32_t)pl.d.n_seqs;
-    p.off_s = vkg_vk_elem_offset(enc, s);
-    p.off_x = vkg_vk_elem_offset(enc, x);
-    p.off_dt = vkg_vk_elem_offset(enc, dt);
-    p.off_A = vkg_vk_elem_offset(enc, A);
-    p.off_B = vkg_vk_elem_offset(enc, B);
-    p.off_C = vkg_vk_elem_offset(enc, C);
-    p.off_ids = vkg_vk_elem_offset(enc, ids);
-    p.off_d = vkg_vk_elem_offset(enc, node);
-    p.s_p = vkg_vk_elem_stride(s->nb[1]), p.s_h = vkg_vk_elem_stride(s->nb[2]);
-    p.s_slot = vkg_vk_elem_stride(s->nb[3]);
-    p.x_h = vkg_vk_elem_stride(x->nb[1]), p.x_t = vkg_vk_elem_stride(x->nb[2]);
-    p.x_q = vkg_vk_elem_stride(x->nb[3]);
-    p.dt_t = vkg_vk_elem_stride(dt->nb[1]), p.dt_q = vkg_vk_elem_stride(dt->nb[2]);
-    p.A_h = vkg_vk_elem_stride(A->nb[1]);
-    p.B_g = vkg_vk_elem_stride(B->nb[1]), p.B_t = vkg_vk_elem_stride(B->nb[2]);
-    p.B_q = vkg_vk_elem_stride(B->nb[3]);
-    p.C_g = vkg_vk_elem_stride(C->nb[1]), p.C_t = vkg_vk_elem_stride(C->nb[2]);
-    p.C_q = vkg_vk_elem_stride(C->nb[3]);
+    VKG_SCAN_PUSH_INPUTS(p, enc, node);
+    p.s_p = vkg_vk_elem_stride(s->nb[1]);
+    p.B_g = vkg_vk_elem_stride(B->nb[1]), p.C_g = vkg_vk_elem_stride(C->nb[1]);
     uint32_t gx, gy;
     vkg_vk_grid(enc, pl.n_wg, &gx, &gy);
 

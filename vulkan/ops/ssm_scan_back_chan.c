@@ -423,24 +423,10 @@ bool vkg_vk_scan_back_chan(struct vkg_vk_encoder *enc, const struct vkg_tensor *
     p.nj = (uint32_t)cp.nj;
     p.flags = (cp.one ? 1u : 0u) | (cp.sck ? 2u : 0u);
     p.ks = cp.ks;
-    p.off_s = vkg_vk_elem_offset(enc, s);
-    p.off_x = vkg_vk_elem_offset(enc, x);
-    p.off_dt = vkg_vk_elem_offset(enc, dt);
-    p.off_A = vkg_vk_elem_offset(enc, A);
-    p.off_B = vkg_vk_elem_offset(enc, B);
-    p.off_C = vkg_vk_elem_offset(enc, C);
-    p.off_ids = vkg_vk_elem_offset(enc, ids);
+    VKG_SCAN_PUSH_INPUTS(p, enc, node);
     p.off_g = vkg_vk_elem_offset(enc, g);
-    p.off_d = vkg_vk_elem_offset(enc, node);
     p.off_st = vkg_vk_elem_offset(enc, sst);
     p.off_pt = vkg_vk_elem_offset(enc, spt);
-    p.s_h = vkg_vk_elem_stride(s->nb[2]), p.s_slot = vkg_vk_elem_stride(s->nb[3]);
-    p.x_h = vkg_vk_elem_stride(x->nb[1]), p.x_t = vkg_vk_elem_stride(x->nb[2]);
-    p.x_q = vkg_vk_elem_stride(x->nb[3]);
-    p.dt_t = vkg_vk_elem_stride(dt->nb[1]), p.dt_q = vkg_vk_elem_stride(dt->nb[2]);
-    p.A_h = vkg_vk_elem_stride(A->nb[1]);
-    p.B_t = vkg_vk_elem_stride(B->nb[2]), p.B_q = vkg_vk_elem_stride(B->nb[3]);
-    p.C_t = vkg_vk_elem_stride(C->nb[2]), p.C_q = vkg_vk_elem_stride(C->nb[3]);
 
     const struct vkg_tensor *t[11] = {s, x, dt, A, B, C, ids, g, node, sst, spt};
     const uint32_t spec_sum[8] = {cp.swg, cp.sh_sum, cp.sg, cp.ct, p.ds / cp.snl, cp.snl, cp.ks, 2};

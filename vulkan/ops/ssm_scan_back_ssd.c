@@ -615,25 +615,10 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
     p.ds = (uint32_t)ds, p.hd = (uint32_t)hd, p.nh = (uint32_t)nh, p.ng = (uint32_t)d->n_group;
     p.nt = (uint32_t)nt, p.nq = (uint32_t)nq, p.n_slots = (uint32_t)d->n_slots;
     p.nc = (uint32_t)nc;
-    p.off_s = vkg_vk_elem_offset(enc, s);
-    p.off_x = vkg_vk_elem_offset(enc, x);
-    p.off_dt = vkg_vk_elem_offset(enc, dt);
-    p.off_A = vkg_vk_elem_offset(enc, A);
-    p.off_B = vkg_vk_elem_offset(enc, B);
-    p.off_C = vkg_vk_elem_offset(enc, C);
-    p.off_ids = vkg_vk_elem_offset(enc, ids);
+    VKG_SCAN_PUSH_INPUTS(p, enc, node);
     p.off_g = vkg_vk_elem_offset(enc, g);
-    p.off_d = vkg_vk_elem_offset(enc, node);
-    p.s_p = vkg_vk_elem_stride(s->nb[1]), p.s_h = vkg_vk_elem_stride(s->nb[2]);
-    p.s_slot = vkg_vk_elem_stride(s->nb[3]);
-    p.x_h = vkg_vk_elem_stride(x->nb[1]), p.x_t = vkg_vk_elem_stride(x->nb[2]);
-    p.x_q = vkg_vk_elem_stride(x->nb[3]);
-    p.dt_t = vkg_vk_elem_stride(dt->nb[1]), p.dt_q = vkg_vk_elem_stride(dt->nb[2]);
-    p.A_h = vkg_vk_elem_stride(A->nb[1]);
-    p.B_g = vkg_vk_elem_stride(B->nb[1]), p.B_t = vkg_vk_elem_stride(B->nb[2]);
-    p.B_q = vkg_vk_elem_stride(B->nb[3]);
-    p.C_g = vkg_vk_elem_stride(C->nb[1]), p.C_t = vkg_vk_elem_stride(C->nb[2]);
-    p.C_q = vkg_vk_elem_stride(C->nb[3]);
+    p.s_p = vkg_vk_elem_stride(s->nb[1]);
+    p.B_g = vkg_vk_elem_stride(B->nb[1]), p.C_g = vkg_vk_elem_stride(C->nb[1]);
 
     /* t[11]: CHAIN's counters, bound by SSD_SUM's chain build only. */
     const struct vkg_tensor *t[12] = {s, x, dt, A, B, C, ids, g, node, sr, bc, NULL};

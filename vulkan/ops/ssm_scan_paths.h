@@ -22,4 +22,34 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
 bool vkg_vk_scan_back_chan(struct vkg_vk_encoder *enc, const struct vkg_tensor *node,
                            const struct vkg_scan_dims *d, enum vkg_status *st);
 
+/* The fields every scan push block has: the element offsets of the node's
+ * first seven inputs (s, x, dt, A, B, C, ids) and of its output, and the
+ * strides the Mamba-1 form uses. Each path adds what its layout needs (off_g,
+ * the head-dim and group strides s_p, B_g, C_g). A macro: each push block
+ * mirrors its own shaders' layout, so the blocks share names, not a type. */
+#define VKG_SCAN_PUSH_INPUTS(p, enc, node)                                             \
+    do {                                                                               \
+        struct vkg_tensor *const *in_ = (node)->src;                                   \
+        (p).off_s = vkg_vk_elem_offset(enc, in_[0]);                                   \
+        (p).off_x = vkg_vk_elem_offset(enc, in_[1]);                                   \
+        (p).off_dt = vkg_vk_elem_offset(enc, in_[2]);                                  \
+        (p).off_A = vkg_vk_elem_offset(enc, in_[3]);                                   \
+        (p).off_B = vkg_vk_elem_offset(enc, in_[4]);                                   \
+        (p).off_C = vkg_vk_elem_offset(enc, in_[5]);                                   \
+        (p).off_ids = vkg_vk_elem_offset(enc, in_[6]);                                 \
+        (p).off_d = vkg_vk_elem_offset(enc, node);                                     \
+        (p).s_h = vkg_vk_elem_stride(in_[0]->nb[2]);                                   \
+        (p).s_slot = vkg_vk_elem_stride(in_[0]->nb[3]);                                \
+        (p).x_h = vkg_vk_elem_stride(in_[1]->nb[1]);                                   \
+        (p).x_t = vkg_vk_elem_stride(in_[1]->nb[2]);                                   \
+        (p).x_q = vkg_vk_elem_stride(in_[1]->nb[3]);                                   \
+        (p).dt_t = vkg_vk_elem_stride(in_[2]->nb[1]);                                  \
+        (p).dt_q = vkg_vk_elem_stride(in_[2]->nb[2]);                                  \
+        (p).A_h = vkg_vk_elem_stride(in_[3]->nb[1]);                                   \
+        (p).B_t = vkg_vk_elem_stride(in_[4]->nb[2]);                                   \
+        (p).B_q = vkg_vk_elem_stride(in_[4]->nb[3]);                                   \
+        (p).C_t = vkg_vk_elem_stride(in_[5]->nb[2]);                                   \
+        (p).C_q = vkg_vk_elem_stride(in_[5]->nb[3]);                                   \
+    } while (0)
+
 #endif

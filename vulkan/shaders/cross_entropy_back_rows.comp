@@ -43,7 +43,8 @@
 #include "common/ops_xent.glsl"
 
 layout(constant_id = 1) const uint CACHE = 32; // logits (VEC4: vec4s) per invocation
-layout(constant_id = 2) const uint VEC4 = 0;   // 1: 16-byte loads and stores (host checks alignment)
+// 1: 16-byte loads and stores (the host checks alignment).
+layout(constant_id = 2) const uint VEC4 = 0;
 layout(constant_id = 3) const uint LB = 8;     // labels (VEC4: vec4s) loaded per batch when writing
 
 layout(std430, set = 0, binding = 0) readonly restrict buffer BufG { float g_data[]; };

@@ -4,8 +4,9 @@
 // row: (1) max / rescaled exp-sum of the logits (kept in registers) and the
 // label sum, reduced through shared memory (common/ops_xent.glsl); (2) the
 // gradient, written contiguously; labels are read twice (the second read is
-// of the few rows in flight, which stay in cache). Any row length (the loops stride by WG); logits of
-// +-100 are safe because every exp() argument is <= 0. Deterministic.
+// of the few rows in flight, which stay in cache). Any row length (the loops
+// stride by WG); logits of +-100 are safe because every exp() argument is
+// <= 0. Deterministic.
 // Error: softmax_i carries ~(nc/WG + log2 WG + 4)u relative error, times the
 // label sum; the subtraction adds u|d_i|.
 #extension GL_GOOGLE_include_directive : require
@@ -58,7 +59,8 @@ void main() {
         const uint n_tail = (p.nc - lid - XENT_CACHE * WG + WG - 1) / WG;
         for (uint j = n_tail; j-- > 0;) {
             const uint i = lid + (XENT_CACHE + j) * WG;
-            d_data[bd + i] = c * (exp(x_data[bx + i * p.sx.x] - m) * scale - l_data[bl + i * p.sl.x]);
+            d_data[bd + i] =
+                c * (exp(x_data[bx + i * p.sx.x] - m) * scale - l_data[bl + i * p.sl.x]);
         }
     }
     [[unroll]] for (uint kk = 0; kk < XENT_CACHE; kk++) {

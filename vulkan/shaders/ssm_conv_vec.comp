@@ -485,7 +485,8 @@ void main() {
                 const uint r0 = u0 / S, nr = rb - r0 + 1;
                 if (lid < nr) {
                     const uint r = r0 + lid;
-                    const uint meets = unit_owner(r * S + S - 1, qw, rm) - unit_owner(r * S, qw, rm) + 1;
+                    const uint meets =
+                        unit_owner(r * S + S - 1, qw, rm) - unit_owner(r * S, qw, rm) + 1;
                     last_r[lid] = atomicAdd(n_done[OFF_CNT + r], 1u) + 1 == meets ? meets : 0u;
                 }
                 barrier();

@@ -68,7 +68,8 @@ ScanParts scan_parts(uint nc) {
     q.b = 0;                                            // [w][t][n]
     q.c = q.n_wg * p.nt * p.ds;                         // [w][t][n]
     q.dt = 2 * q.n_wg * p.nt * p.ds;                    // [q][row][t]
-    q.a = q.dt + p.nq * q.n_rows_all * p.nt;            // [q][chunk][row] or [q][chunk][row][n] (Mamba-1)
+    // [q][chunk][row], or [q][chunk][row][n] for Mamba-1:
+    q.a = q.dt + p.nq * q.n_rows_all * p.nt;
     q.s = q.a + p.nq * nc * q.n_rows_all * (MAMBA1 != 0 ? p.ds : 1);  // [q][row][n]
     return q;
 }
@@ -180,15 +181,17 @@ void main() {
                 const uint r = e / p.ds, n = e % p.ds;
                 float an;
                 if (MAMBA1 != 0)
-                    an = t + 1 < p.nt ? exp(sh[SH_DTPN + r] * A_data[p.off_A + n + (wg.row0 + r) * p.A_h])
-                                      : 1.0;
+                    an = t + 1 < p.nt
+                             ? exp(sh[SH_DTPN + r] * A_data[p.off_A + n + (wg.row0 + r) * p.A_h])
+                             : 1.0;
                 else
                     an = sh[SH_AN + r];
                 const float gy = sh[SH_GY + r];
                 const float lam = fma(an, sh[E_L + e], gy * sh[SH_C + n]);
                 sh[E_L + e] = lam;
                 const float s_t = st_data[REPLAY(t - t0) + e];
-                const float s_prev = t == t0 ? st_data[CKPT(cc) + e] : st_data[REPLAY(t - 1 - t0) + e];
+                const float s_prev =
+                    t == t0 ? st_data[CKPT(cc) + e] : st_data[REPLAY(t - 1 - t0) + e];
                 const float dtp = sh[SH_DTP + r];
                 sh[E_T1 + e] = lam * sh[SH_B + n];
                 sh[E_T3 + e] = lam * sh[SH_X + r] * dtp;
@@ -914,7 +917,8 @@ void main() {
             const uint m = p.nq * nc * p.hd;
             float acc = 0.0;
             for (uint j = lid; j < m; j += WG)
-                acc += pt_data[p.off_pt + parts.a + (j / p.hd) * parts.n_rows_all + wid * p.hd + j % p.hd];
+                acc += pt_data[p.off_pt + parts.a + (j / p.hd) * parts.n_rows_all + wid * p.hd +
+                               j % p.hd];
             red[lid] = acc;
             for (uint w = WG / 2u; w > 0; w /= 2u) {
                 barrier();
@@ -923,7 +927,8 @@ void main() {
             }
             if (lid == 0) {
                 const uint n_s = p.ds * parts.n_rows_all * p.n_slots;
-                d_data[p.off_d + n_s + parts.n_rows_all * p.nt * p.nq + p.nh * p.nt * p.nq + wid] = red[0];
+                d_data[p.off_d + n_s + parts.n_rows_all * p.nt * p.nq + p.nh * p.nt * p.nq + wid] =
+                    red[0];
             }
             return;
         }

@@ -428,7 +428,8 @@ void main() {
         if ((p.flags & CHAN_F_ONE) != 0u) { // the initial state, g_S
             const uint slot = uint(ids_data[p.off_ids + wg.q]);
             s[i] = s_data[p.off_s + n0 + i + chc * p.s_h + slot * p.s_slot];
-            mu[i] = act ? g_data[p.off_g + p.D * p.nt * p.nq + (wg.q * p.D + chc) * p.ds + n0 + i] : 0.0;
+            mu[i] = act ? g_data[p.off_g + p.D * p.nt * p.nq + (wg.q * p.D + chc) * p.ds + n0 + i]
+                        : 0.0;
         } else {
             s[i] = st_data[p.off_st + chan_st_e() + e];
             mu[i] = act ? st_data[p.off_st + chan_st_g() + e] : 0.0;

@@ -41,7 +41,8 @@ layout(push_constant) uniform Push {
 // Mirrored by struct vkg_scan_push in ops/ssm_scan.c. Unit stride is
 // required (and checked by the host) along dim 0 of s, x, dt, A, B and C.
 layout(push_constant) uniform Push {
-    uint ds, hd, nh, ng, nt, nq;                 // d_state, head_dim, n_head, n_group, n_tok, n_seqs
+    // d_state, head_dim, n_head, n_group, n_tok, n_seqs
+    uint ds, hd, nh, ng, nt, nq;
     uint off_s, off_x, off_dt, off_A, off_B, off_C, off_ids, off_g, off_d, off_st, off_pt;
     uint s_p, s_h, s_slot;                       // s strides (n unit)
     uint x_h, x_t, x_q;                          // x strides (p unit)

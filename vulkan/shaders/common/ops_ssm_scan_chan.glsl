@@ -48,8 +48,9 @@ layout(constant_id = 7) const uint VP = 2;
 // dim 0 of s, dt, A, B and C (the host checks it); x and g_y have one
 // element along dim 0 (head_dim 1), so their channel stride is x_h / 1.
 layout(push_constant) uniform Push {
-    uint ds, D, nt, nq, nc, n_slots, nj, flags; // d_state, d_inner, tokens, sequences, chunks, slots,
-                                                 // d_B / d_C partials per token, CHAN_F_*
+    // d_state, d_inner, tokens, sequences, chunks, slots, d_B / d_C partials
+    // per token, CHAN_F_*
+    uint ds, D, nt, nq, nc, n_slots, nj, flags;
     uint off_s, off_x, off_dt, off_A, off_B, off_C, off_ids, off_g, off_d, off_st, off_pt;
     uint s_h, s_slot;                            // s strides (n unit)
     uint x_h, x_t, x_q;                          // x strides
