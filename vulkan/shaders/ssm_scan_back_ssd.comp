@@ -78,7 +78,7 @@ void bc_put4(uint o, uint n, vec4 v) {
 // SSD_MAIN does not wait for SSD_SUM / SSD_CARRY).
 float ld_sin(uint sbase, uint n, uint pp, uint h, uint slot) {
     if (p.nc == 1u)
-        return s_data[p.off_s + n + pp * p.s_p + h * p.s_h + slot * p.s_slot];
+        return ld_s(n, pp, h, slot);
     return sr[sbase + n * p.hd + pp];
 }
 float ld_lam(uint sbase, uint n, uint pp, uint h, uint q) {
@@ -89,20 +89,25 @@ float ld_lam(uint sbase, uint n, uint pp, uint h, uint q) {
 #endif
 
 #if defined(SSD_SUM) || defined(SSD_MAIN)
+// The chunks set up at once: two in SSD_SUM's CHAIN build ([0, Q) the chunk
+// of S, [Q, 2Q) the chunk of R), else one.
 #if defined(SSD_CHAIN)
-// Two chunks' setups (see SSD_SUM's CHAIN): [0, Q) the chunk of S, [Q, 2Q)
-// the chunk of R.
-shared float sdtp[2u * Q], sL[2u * Q], seL[2u * Q], seR[2u * Q];
+#define SSD_NCH 2u
 #else
-shared float sdtp[Q], sL[Q], seL[Q], seR[Q];
+#define SSD_NCH 1u
 #endif
+shared float sdtp[SSD_NCH * Q], sL[SSD_NCH * Q], seL[SSD_NCH * Q], seR[SSD_NCH * Q];
 
-// dt', the cumulative log decay L, e^L and e^(Le - L) of chunk c.
-void ssd_chunk_setup(uint q, uint h, uint c) {
+// Where the chunk of element i of the setup arrays starts in them.
+uint ssd_cbase(uint i) { return SSD_NCH == 1u ? 0u : i - i % Q; }
+
+// dt', the cumulative log decay L, e^L and e^(Le - L) of chunk c0 (and with
+// CHAIN of chunk c1; c1 = c0 else).
+void ssd_chunk_setup(uint q, uint h, uint c0, uint c1) {
     const uint tid = gl_LocalInvocationIndex;
     const float A = A_data[p.off_A + h * p.A_h];
-    for (uint i = tid; i < Q; i += WG) {
-        const uint t = c * Q + i;
+    for (uint i = tid; i < SSD_NCH * Q; i += WG) {
+        const uint b = ssd_cbase(i), t = (b == 0u ? c0 : c1) * Q + i - b;
         float dtp = 0.0;
         if (t < p.nt)
             dtp = scan_softplus(ld_dt(h, t, q));
@@ -114,41 +119,8 @@ void ssd_chunk_setup(uint q, uint h, uint c) {
     // order (so bitwise the serial sum), staged in seL, then copied back.
     // One invocation walking all Q tokens cost every workgroup Q dependent
     // shared-memory round trips.
-    for (uint i = tid; i < Q; i += WG) {
-        float acc = 0.0;
-        [[unroll]] for (uint j = 0; j < Q; j++)
-            if (j <= i)
-                acc += sL[j];
-        seL[i] = acc;
-    }
-    barrier();
-    for (uint i = tid; i < Q; i += WG)
-        sL[i] = seL[i];
-    barrier();
-    for (uint i = tid; i < Q; i += WG) {
-        seL[i] = exp(sL[i]);
-        seR[i] = exp(sL[Q - 1u] - sL[i]);
-    }
-    barrier();
-}
-
-#if defined(SSD_CHAIN)
-// ssd_chunk_setup for two chunks at once, c0's in [0, Q) and c1's in
-// [Q, 2Q) of the same arrays (each sum in index order, as there).
-void ssd_chunk_setup2(uint q, uint h, uint c0, uint c1) {
-    const uint tid = gl_LocalInvocationIndex;
-    const float A = A_data[p.off_A + h * p.A_h];
-    for (uint i = tid; i < 2u * Q; i += WG) {
-        const uint t = (i < Q ? c0 : c1) * Q + i % Q;
-        float dtp = 0.0;
-        if (t < p.nt)
-            dtp = scan_softplus(ld_dt(h, t, q));
-        sdtp[i] = dtp;
-        sL[i] = dtp * A;
-    }
-    barrier();
-    for (uint i = tid; i < 2u * Q; i += WG) {
-        const uint b = i - i % Q;
+    for (uint i = tid; i < SSD_NCH * Q; i += WG) {
+        const uint b = ssd_cbase(i);
         float acc = 0.0;
         [[unroll]] for (uint j = 0; j < Q; j++)
             if (b + j <= i)
@@ -156,16 +128,15 @@ void ssd_chunk_setup2(uint q, uint h, uint c0, uint c1) {
         seL[i] = acc;
     }
     barrier();
-    for (uint i = tid; i < 2u * Q; i += WG)
+    for (uint i = tid; i < SSD_NCH * Q; i += WG)
         sL[i] = seL[i];
     barrier();
-    for (uint i = tid; i < 2u * Q; i += WG) {
+    for (uint i = tid; i < SSD_NCH * Q; i += WG) {
         seL[i] = exp(sL[i]);
-        seR[i] = exp(sL[i - i % Q + Q - 1u] - sL[i]);
+        seR[i] = exp(sL[ssd_cbase(i) + Q - 1u] - sL[i]);
     }
     barrier();
 }
-#endif
 #endif
 
 #if defined(SSD_SUM)
@@ -173,7 +144,9 @@ void ssd_chunk_setup2(uint q, uint h, uint c0, uint c1) {
 // chunk's per-token factors for SSD_XC: FAC[0] e^L, FAC[1] e^(Le-L) dt',
 // [q][h][t] each.
 layout(constant_id = 2) const uint SFAC = 0;
-#define SKT 8u // SSD_SUM's k-step (tokens): 16 measured slower (0.73 vs 0.57 ms; round 9: 0.413 vs 0.367, 123 registers)
+// SSD_SUM's k-step (tokens): 16 measured slower (0.73 vs 0.57 ms; round 9: 0.413 vs
+// 0.367, 123 registers).
+#define SKT 8u
 // An invocation's 4 rows (n) are consecutive and read as one vec4 (a
 // subgroup reads two of them), its 4 columns (p) as one vec4: 4 shared-memory
 // reads per 32 FMAs instead of 10 with each row a scalar read (round 13,
@@ -187,8 +160,8 @@ shared vec4 stX[SKT * NT / 4u], stG[SKT * NT / 4u];
 #define SPF (SKT * NT / WG)
 float fb[SPF], fc[SPF], fx[SPF], fg[SPF];
 
-#if defined(SSD_CHAIN)
-// CHAIN: S of chunk cs (B, x) and R of chunk cr (C, g_y), two chunks.
+// The next k-step of S of chunk cs (B, x) and of R of chunk cr (C, g_y): two
+// chunks with CHAIN, else cs = cr.
 void sum_fetch(uint q, uint h, uint g, uint cs, uint cr, uint nti, uint pti, uint k0) {
     UNROLL for (uint k = 0; k < SPF; k++) {
         const uint e = gl_LocalInvocationIndex + k * WG;
@@ -209,28 +182,6 @@ void sum_fetch(uint q, uint h, uint g, uint cs, uint cr, uint nti, uint pti, uin
             fg[k] = ld_gy(pp, h, tr, q);
     }
 }
-#else
-void sum_fetch(uint q, uint h, uint g, uint c, uint nti, uint pti, uint k0) {
-    UNROLL for (uint k = 0; k < SPF; k++) {
-        const uint e = gl_LocalInvocationIndex + k * WG;
-        const uint i = k0 + e / NT, t = c * Q + i, n = nti * NT + e % NT;
-        fb[k] = fc[k] = 0.0;
-        if (t < p.nt && n < p.ds) {
-            fb[k] = ld_B(n, g, t, q);
-            fc[k] = ld_C(n, g, t, q);
-        }
-    }
-    UNROLL for (uint k = 0; k < SPF; k++) {
-        const uint e = gl_LocalInvocationIndex + k * WG;
-        const uint i = k0 + e / NT, t = c * Q + i, pp = pti * NT + e % NT;
-        fx[k] = fg[k] = 0.0;
-        if (t < p.nt && pp < p.hd) {
-            fx[k] = ld_x(pp, h, t, q);
-            fg[k] = ld_gy(pp, h, t, q);
-        }
-    }
-}
-#endif
 
 #if defined(SSD_CHAIN)
 // CHAIN (its own build, ssm_scan_back_ssd_sumc): SSD_SUM walks the chunks
@@ -282,7 +233,7 @@ void chain_link(uint chain, uint pos, uint q, uint h, uint qh, uint nti, uint pp
             vec4 sv, lv;
             if (pos == 0u) {
                 UNROLL for (uint j = 0; j < 4u; j++) {
-                    sv[j] = s_data[p.off_s + n + (pp0 + j) * p.s_p + h * p.s_h + slot * p.s_slot];
+                    sv[j] = ld_s(n, pp0 + j, h, slot);
                     lv[j] = ld_gS(n, pp0 + j, h, q);
                 }
                 src4[os / 4u] = sv;
@@ -311,7 +262,7 @@ void chain_link(uint chain, uint pos, uint q, uint h, uint qh, uint nti, uint pp
             const uint os = bs + n * p.hd + pp, orr = br + n * p.hd + pp;
             float sv, lv;
             if (pos == 0u) {
-                sv = s_data[p.off_s + n + pp * p.s_p + h * p.s_h + slot * p.s_slot];
+                sv = ld_s(n, pp, h, slot);
                 lv = ld_gS(n, pp, h, q);
                 src[os] = sv;
                 src[orr] = lv;
@@ -361,7 +312,7 @@ void main() {
     const uint g = h / (p.nh / p.ng);
     const uint c = pos, cr = p.nc - 1u - pos;
     sum_fetch(q, h, g, c, cr, nti, pti, 0u);
-    ssd_chunk_setup2(q, h, c, cr);
+    ssd_chunk_setup(q, h, c, cr);
 #else
     uint w = vkg_group_linear();
     if (w >= p.nq * p.nh * p.nc * ntl * ptl)
@@ -376,13 +327,15 @@ void main() {
     const uint g = h / (p.nh / p.ng);
     // The first k-step's operands in flight during the chunk setup: they are
     // scaled when staged (see fetch_g_xd), so they do not wait for it.
-    sum_fetch(q, h, g, c, nti, pti, 0u);
-    ssd_chunk_setup(q, h, c);
+    const uint cr = c; // S and R of the same chunk
+    sum_fetch(q, h, g, c, cr, nti, pti, 0u);
+    ssd_chunk_setup(q, h, c, cr);
 #endif
     const uint tid = gl_LocalInvocationIndex, tr = tid / TC, tcl = tid % TC;
     if (SFAC != 0u && nti == 0u && pti == 0u)
         for (uint i = tid; i < Q && c * Q + i < p.nt; i += WG) {
-            const uint nyz = p.nq * p.nh * p.nt, o = ssd_fac(0u) + (q * p.nh + h) * p.nt + c * Q + i;
+            const uint nyz = p.nq * p.nh * p.nt;
+            const uint o = ssd_fac(0u) + (q * p.nh + h) * p.nt + c * Q + i;
             sr[o] = seL[i];
             sr[nyz + o] = seR[i] * sdtp[i];
         }
@@ -395,11 +348,8 @@ void main() {
     for (uint k0 = 0; k0 < Q; k0 += SKT) {
         UNROLL for (uint k = 0; k < SPF; k++) {
             const uint e = tid + k * WG, i = k0 + e / NT;
-#if defined(SSD_CHAIN)
-            stB[e >> 2][e & 3u] = seR[i] * fb[k], stC[e >> 2][e & 3u] = seL[Q + i] * fc[k];
-#else
-            stB[e >> 2][e & 3u] = seR[i] * fb[k], stC[e >> 2][e & 3u] = seL[i] * fc[k];
-#endif
+            stB[e >> 2][e & 3u] = seR[i] * fb[k];
+            stC[e >> 2][e & 3u] = seL[(SSD_NCH - 1u) * Q + i] * fc[k];
         }
         UNROLL for (uint k = 0; k < SPF; k++) {
             const uint e = tid + k * WG, i = k0 + e / NT;
@@ -408,11 +358,7 @@ void main() {
         }
         barrier();
         if (k0 + SKT < Q)
-#if defined(SSD_CHAIN)
             sum_fetch(q, h, g, c, cr, nti, pti, k0 + SKT);
-#else
-            sum_fetch(q, h, g, c, nti, pti, k0 + SKT);
-#endif
         UNROLL for (uint kk = 0; kk < SKT; kk++) {
             const vec4 b = stB[kk * (NT / 4u) + tr], cc = stC[kk * (NT / 4u) + tr];
             const vec4 xv = stX[kk * (NT / 4u) + tcl], gv = stG[kk * (NT / 4u) + tcl];
@@ -576,7 +522,7 @@ void main() {
     const uint base = qh * p.nc * np + r, dc = ssd_dc() + qh * p.nc, nsr = ssd_nsr();
     // Each step's loads are issued before the previous step's store, so
     // the walk waits on one memory latency per chunk, not two.
-    float s = s_data[p.off_s + n + pp * p.s_p + h * p.s_h + slot * p.s_slot];
+    float s = ld_s(n, pp, h, slot);
     if (CG > 1u) {
         carry_grouped(base, dc, np, nsr, ssd_dsq() + qh * np + r, s, ld_gS(n, pp, h, q), dir);
         return;
@@ -1000,6 +946,16 @@ float dot_blam(uint s) {
         b[j] = SA1((K2) + (kk), COL(j));
 #endif
 
+// This invocation's elements of K = C B^T of chunk c, group g, from
+// SSD_KMAT's output (KPRE); a macro for the same reason as P1_LOAD.
+#define LD_K(q, g, c)                                                                       \
+    {                                                                                       \
+        const uint kb_ = ssd_kofs(q, g, c);                                                 \
+        UNROLL for (uint i = 0; i < MRM; i++)                                               \
+            UNROLL for (uint j = 0; j < MC1; j++)                                           \
+                aK[i][j] = bc[kb_ + ROW(i) * Q + COL(j)];                                   \
+    }
+
 #if defined(SSD_P2W)
 #define PFW ((KT * MNW + WG - 1u) / WG)
 float rw0[PFW], rw1[PFW];
@@ -1125,13 +1081,9 @@ void main() {
         UNROLL for (uint s = 0; s < NSET; s++)
             if (s * KS < p.hd)
                 fetch_g_xd_s(s, q, h, t0, s * KS);
-    if (KEA && KPRE != 0u && need_k) {
-        const uint kb = ssd_kofs(q, g, c);
-        UNROLL for (uint i = 0; i < MRM; i++)
-            UNROLL for (uint j = 0; j < MC1; j++)
-                aK[i][j] = bc[kb + ROW(i) * Q + COL(j)];
-    }
-    ssd_chunk_setup(q, h, c);
+    if (KEA && KPRE != 0u && need_k)
+        LD_K(q, g, c);
+    ssd_chunk_setup(q, h, c, c);
     const uint sbase = ssd_sb(qh, c);
     const uint slot = uint(ids_data[p.off_ids + q]);
 
@@ -1163,11 +1115,7 @@ void main() {
         }
     if (!need_k || (KEA && KPRE != 0u)) {
     } else if (KPRE != 0u) {
-        // K of the group, from SSD_KMAT.
-        const uint kb = ssd_kofs(q, g, c);
-        UNROLL for (uint i = 0; i < MRM; i++)
-            UNROLL for (uint j = 0; j < MC1; j++)
-                aK[i][j] = bc[kb + ROW(i) * Q + COL(j)];
+        LD_K(q, g, c);
     } else {
         fetch_cb(q, g, t0, 0u);
         for (uint n0 = 0; n0 < p.ds; n0 += KT) {

@@ -80,6 +80,10 @@ float ld_C(uint n, uint g, uint t, uint q) {
     return C_data[p.off_C + n + g * p.C_g + t * p.C_t + q * p.C_q];
 }
 float ld_gy(uint pp, uint h, uint t, uint q) { return g_data[gy_at(pp, h, t, q)]; }
+// Element (n, pp) of head h's initial state, from slot slot.
+float ld_s(uint n, uint pp, uint h, uint slot) {
+    return s_data[p.off_s + n + pp * p.s_p + h * p.s_h + slot * p.s_slot];
+}
 float ld_gS(uint n, uint pp, uint h, uint q) {
     return g_data[p.off_g + p.hd * p.nh * p.nt * p.nq + n + p.ds * (pp + p.hd * (h + p.nh * q))];
 }
