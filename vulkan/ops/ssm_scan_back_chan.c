@@ -98,6 +98,13 @@
  * ahead instead of fetched into registers (255 registers at 2 lanes per
  * channel: 0.576; 181 at 4 lanes: 0.668, with 256 invocations 0.416), 4
  * lanes per channel as before (187 registers: 0.506).
+ * Round 23: more warps per SM by capping registers, alternating runs of one
+ * visit (1536 x 4096 against 0.3444-0.3456 ms; the driver caps a workgroup
+ * of 512 / 1024 invocations at 128 / 64 registers): CHAN_BACK in
+ * workgroups of 512 0.498 (the walk 0.258 -> 0.436 ms), of 1024 1.125; 4
+ * lanes per channel in workgroups of 512 (128 registers) 0.379, with
+ * 16-token sub-chunks 0.688; CHAN_SUM in workgroups of 512 (161 -> 128
+ * registers) 0.370 (0.070 -> 0.095). Every shape of the sweep slower.
  *
  * Taken for the Mamba-1 form when d_state / NL <= CHAN_DSL_MAX, the device
  * has a fixed subgroup with shuffles, the layout fits shared memory and the
