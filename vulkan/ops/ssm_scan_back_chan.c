@@ -105,6 +105,23 @@
  * lanes per channel in workgroups of 512 (128 registers) 0.379, with
  * 16-token sub-chunks 0.688; CHAN_SUM in workgroups of 512 (161 -> 128
  * registers) 0.370 (0.070 -> 0.095). Every shape of the sweep slower.
+ * Round 24: timing-only builds (results wrong, not kept), GPU ms at 1536
+ * x 4096, op / CHAN_SUM / CHAN_BACK, against 0.342 / 0.069 / 0.257: no
+ * exps 0.324 / 0.063 / 0.244; no d_B / d_C reduce-scatter 0.308 / - /
+ * 0.222; inputs read from a hot window 0.335 / 0.067 / 0.253; no d_x /
+ * d_dt stores 0.310 / - / 0.225; no per-workgroup d_B / d_C sums and
+ * stores 0.337 / - / 0.251; all of these at once 0.226 / 0.061 / 0.148,
+ * 5.8x the floor: what is left (the replay and the walk back's
+ * arithmetic, B and C from shared memory, at 8 warps per SM) is 1.9x the
+ * 0.118 ms target by itself. Kept: d_x and d_dt stored by the channel's
+ * two lanes, one each, and the next sub-chunk's fetch without a branch
+ * on m; alternating runs of one visit, 1536 x 4096 0.3447-0.3460 ->
+ * 0.3346-0.3350 ms (either alone 0.341), 4096 x 4096 0.849 -> 0.820,
+ * 4096 x 1024 0.256 -> 0.248, 1536 x 512 x 8 0.351 -> 0.341. Measured and
+ * no better: the partial stores' lane test folded (equal); padding
+ * tokens' stores clamped to the last token instead of skipped (0.340);
+ * CHAN_SUM fetching its next batch without a branch (137 registers, 0.069
+ * -> 0.075).
  *
  * Taken for the Mamba-1 form when d_state / NL <= CHAN_DSL_MAX, the device
  * has a fixed subgroup with shuffles, the layout fits shared memory and the

@@ -552,27 +552,39 @@ void main() {
                 }
             const uint t = wg.t0 + tt;
             // The outputs formed outside the branch: it holds stores only.
+            // Every lane of a channel holds both sums: with NL > 1 its
+            // first lane writes d_x and its second d_dt, one store each and
+            // no branch on the lane (one lane writing both, and the fetch
+            // below behind a branch on m, read 2-3% slower on the H200).
             const float o_x = dtpK[k] * dxs;
             const float o_dt = fma(xK[k], dxs, dds) * scan_softplus_grad(dtK[k]);
-            if (act && part == 0u && tt < wg.len) {
+            if (act && (NL <= 2u || part < 2u) && tt < wg.len) {
                 const uint xi = ch + p.D * (t + p.nt * wg.q);
-                d_data[p.off_d + chan_out_x() + xi] = o_x;
-                d_data[p.off_d + chan_out_dt() + xi] = o_dt;
+                if (NL == 1u) {
+                    d_data[p.off_d + chan_out_x() + xi] = o_x;
+                    d_data[p.off_d + chan_out_dt() + xi] = o_dt;
+                } else {
+                    d_data[p.off_d + (part == 0u ? chan_out_x() : chan_out_dt()) + xi] =
+                        part == 0u ? o_x : o_dt;
+                }
             }
             // Token k's inputs are done with: two of the next sub-chunk's
             // tokens, from its first, while the first half is walked back
             // (one each for an odd KS), and after the first token walked
-            // back the SCK start partials.
-            if (m > 0u && kk < KS / CHAN_RW) {
+            // back the SCK start partials. Unconditional: the last
+            // sub-chunk walked (m 0) fetches sub-chunk 0 and sub-chunk 1's
+            // partials again, unused, rather than branch on m.
+            if (kk < KS / CHAN_RW) {
+                const uint mn = max(m, 1u) - 1u;
                 [[unroll]] for (uint r = 0; r < 2u; r++) {
                     if (r < CHAN_RW) {
                         const uint jn = CHAN_RW * kk + r;
-                        const ChanTok tk = chan_sub_token(wg, chc, m - 1u, jn);
+                        const ChanTok tk = chan_sub_token(wg, chc, mn, jn);
                         dtN[jn] = tk.dt, xN[jn] = tk.x, gyN[jn] = tk.gy;
                     }
                 }
-                if (kk == 0u && sck && m > 1u)
-                    chan_sck_load(wg, chc, n0, m - 1u, sN, eN);
+                if (kk == 0u && sck)
+                    chan_sck_load(wg, chc, n0, max(mn, 1u), sN, eN);
             }
             // Reduce-scatter over the subgroup's channels (lane bits >= NL):
             // at step st (mask SG/2 >> st) a lane keeps half of its VP >> st
