@@ -121,7 +121,10 @@
  * no better: the partial stores' lane test folded (equal); padding
  * tokens' stores clamped to the last token instead of skipped (0.340);
  * CHAN_SUM fetching its next batch without a branch (137 registers, 0.069
- * -> 0.075).
+ * -> 0.075). Also slower, a build not kept: 4-token sub-chunks with SCK
+ * (CHAN_SUM storing each batch's middle start too): the walk takes 180
+ * registers, still 8 warps per SM; 1536 x 4096 0.332 -> 0.362 ms (SUM
+ * 0.069 -> 0.076, walk 0.246 -> 0.270), in workgroups of 128 0.345.
  *
  * Taken for the Mamba-1 form when d_state / NL <= CHAN_DSL_MAX, the device
  * has a fixed subgroup with shuffles, the layout fits shared memory and the
