@@ -571,9 +571,10 @@ void main() {
             // Token k's inputs are done with: two of the next sub-chunk's
             // tokens, from its first, while the first half is walked back
             // (one each for an odd KS), and after the first token walked
-            // back the SCK start partials. Unconditional: the last
-            // sub-chunk walked (m 0) fetches sub-chunk 0 and sub-chunk 1's
-            // partials again, unused, rather than branch on m.
+            // back the SCK start partials. Unconditional rather than a
+            // branch on m: walking sub-chunk 1 fetches sub-chunk 1's
+            // partials again (sub-chunk 0 starts from the entry state), and
+            // walking sub-chunk 0 its own inputs too, all unused.
             if (kk < KS / CHAN_RW) {
                 const uint mn = max(m, 1u) - 1u;
                 [[unroll]] for (uint r = 0; r < 2u; r++) {
