@@ -125,6 +125,10 @@
  * (CHAN_SUM storing each batch's middle start too): the walk takes 180
  * registers, still 8 warps per SM; 1536 x 4096 0.332 -> 0.362 ms (SUM
  * 0.069 -> 0.076, walk 0.246 -> 0.270), in workgroups of 128 0.345.
+ * Workgroups of 384 (a host built to allow them; the driver caps them at
+ * 168 registers, 12 warps per SM): the walk with KS 8 spills (208 bytes),
+ * 0.247 -> 0.286 ms, the op 0.332 -> 0.371; with KS 4 no spill, the walk
+ * 0.270 -> 0.252 (half again the warps for 7%), the op 0.344.
  *
  * Taken for the Mamba-1 form when d_state / NL <= CHAN_DSL_MAX, the device
  * has a fixed subgroup with shuffles, the layout fits shared memory and the
