@@ -129,6 +129,18 @@
  * 168 registers, 12 warps per SM): the walk with KS 8 spills (208 bytes),
  * 0.247 -> 0.286 ms, the op 0.332 -> 0.371; with KS 4 no spill, the walk
  * 0.270 -> 0.252 (half again the warps for 7%), the op 0.344.
+ * Round 25 (H200, 1536 x 4096): the walk's 69.5 KB build is not limited
+ * by its code size (FMA probe builds at 8 warps per SM: 65 TFLOP/s with a
+ * 24 KB loop, 58 with 48 KB). Shader-clock readings in one workgroup (a
+ * build not kept), cycles per 8-token sub-chunk, about 10 200 in all: top
+ * 1100, replay 1650, tokens walked back 680-1480 each, per-workgroup sums
+ * 700; the barriers keep the 8 subgroups in step. Out of step, no faster,
+ * alternating runs (shipped 0.3316-0.3320 ms): sums every second
+ * sub-chunk in 4 slots behind one barrier 0.3336-0.3343 (host-picked by a
+ * push-constant flag 0.3365-0.3370), one barrier in 2 slots 0.3343-0.3352,
+ * no per-workgroup sums (CHAN_WGSUM off, fixed build) 0.3499-0.3505 with
+ * the walk unchanged at 0.246: the subgroups then drift 1200 cycles apart
+ * and a sub-chunk still takes about 10 200. Not kept.
  *
  * Taken for the Mamba-1 form when d_state / NL <= CHAN_DSL_MAX, the device
  * has a fixed subgroup with shuffles, the layout fits shared memory and the
