@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-/* The `vkgrad` program to run; set by its main (conformance/cli.c). NULL
+/* The `vkgrad` program to run; set by its main (conformance/cli/main.c). NULL
  * (in test binaries that call the commands directly, unless they set it):
  * no compile pass can run. */
 extern const char *vkg_self_program;

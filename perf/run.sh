@@ -3,7 +3,7 @@
 # installs what is missing (ci/install-deps.sh), builds if needed, then per
 # Vulkan device (lavapipe when there is no GPU) runs the demo, the
 # conformance suite and the perf sweep, and renders the charts and
-# index.html (perf/plot.sh).
+# index.html (perf/report/plot.sh).
 #
 #   perf/run.sh [--quick] [--no-build] [--no-plots] [--build-dir DIR] [--out DIR]
 #
@@ -12,7 +12,7 @@
 #   --no-build    use an existing build; install nothing (a machine without
 #                 glslang, gnuplot or -dev packages)
 #   --no-plots    write the raw results only (perf.csv, pipelines.csv, stages.csv,
-#                 conform.jsonl, *.txt); finish elsewhere with perf/plot.sh reports/<slug>
+#                 conform.jsonl, *.txt); finish elsewhere with perf/report/plot.sh reports/<slug>
 #   --build-dir   build directory (default: build-release, a release build;
 #                 the tests use build/ with --werror)
 #   --out         where the <slug> folders go (default: reports)
@@ -115,7 +115,7 @@ for line in "${devices[@]}"; do
 
   if [ $plots -eq 1 ]; then
     step "charts for $slug"
-    bash perf/plot.sh "$dir"
+    bash perf/report/plot.sh "$dir"
   fi
 done
 step "done (status $status)"

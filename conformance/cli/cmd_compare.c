@@ -1,0 +1,132 @@
+/* conformance/cli/cmd_compare.c — `vkgrad compare BASELINE RUN`: name what changed.
+ *
+ * Reads two JSON Lines files from `vkgrad conform --json` (strictly: a corrupt
+ * or foreign file is refused with the file and line named), matches records
+ * by (case, backend) and prints every transition, regressions first. Exit: 0
+ * no regression, 1 at least one regression, 2 bad usage or unreadable input. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "compare.h"
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: vkgrad compare [options] BASELINE.jsonl RUN.jsonl\n"
+            "Names the transitions from a baseline run to a new run; exit 1 on a regression.\n\n"
+            "  --expectations FILE     known failures/flakes per device and driver\n"
+            "  --drift-factor X        bound-usage growth that counts as drift (default 4)\n"
+            "  --drift-floor X         usage below this never counts as drift (default 0.05)\n"
+            "  --time-factor X         GPU time growth that counts as a regression (default 1.25)\n"
+            "  --time-min-us X         ... and at least this many microseconds (default 50)\n"
+            "  --time-on-cpu-devices   judge GPU times of CPU Vulkan devices (lavapipe) too\n"
+            "  --allow-device-change   compare runs of different devices\n"
+            "  --quiet                 print only regressions and the summary\n");
+}
+
+static bool parse_pos(const char *s, double *v) {
+    char *end;
+    errno = 0;
+    double x = strtod(s, &end);
+    if (errno || *end || end == s || !(x >= 0)) return false;
+    *v = x;
+    return true;
+}
+
+int vkg_cmd_compare(int argc, char **argv) {
+    struct conf_compare_options o;
+    conf_compare_options_default(&o);
+    const char *files[2] = {NULL, NULL}, *exp_path = NULL;
+    int n_files = 0;
+    bool quiet = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        double *dst = !strcmp(a, "--drift-factor")  ? &o.drift_factor
+                      : !strcmp(a, "--drift-floor") ? &o.drift_floor
+                      : !strcmp(a, "--time-factor") ? &o.time_factor
+                      : !strcmp(a, "--time-min-us") ? &o.time_min_us
+                                                    : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (dst) {
+            if (i + 1 >= argc || !parse_pos(argv[i + 1], dst)) {
+                fprintf(stderr, "vkgrad compare: %s needs a non-negative number\n", a);
+                return 2;
+            }
+            i++;
+        } else if (!strcmp(a, "--expectations")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "vkgrad compare: --expectations needs a file\n");
+                return 2;
+            }
+            exp_path = argv[++i];
+        } else if (!strcmp(a, "--time-on-cpu-devices")) {
+            o.time_on_cpu_devices = true;
+        } else if (!strcmp(a, "--allow-device-change")) {
+            o.allow_device_change = true;
+        } else if (!strcmp(a, "--quiet")) {
+            quiet = true;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "vkgrad compare: unknown option '%s' (see --help)\n", a);
+            return 2;
+        } else if (n_files < 2) {
+            files[n_files++] = a;
+        } else {
+            fprintf(stderr, "vkgrad compare: too many files (BASELINE RUN)\n");
+            return 2;
+        }
+    }
+    if (n_files != 2) {
+        usage(stderr);
+        return 2;
+    }
+    char msg[512];
+    struct conf_result *base = NULL, *run = NULL;
+    struct conf_expectation *exps = NULL;
+    struct conf_transition *ts = NULL;
+    int nb = 0, nr = 0, ne = 0, nt = 0, rc = 2;
+    if (!conf_results_load(files[0], &base, &nb, msg, sizeof msg) ||
+        !conf_results_load(files[1], &run, &nr, msg, sizeof msg) ||
+        (exp_path && !conf_expectations_load(exp_path, &exps, &ne, msg, sizeof msg))) {
+        fprintf(stderr, "vkgrad compare: %s\n", msg);
+        goto out;
+    }
+    int reg = conf_compare(base, nb, run, nr, exps, ne, &o, &ts, &nt, msg, sizeof msg);
+    if (reg < 0) {
+        fprintf(stderr, "vkgrad compare: %s\n", msg);
+        goto out;
+    }
+    if (nr && nb && run[0].seed != base[0].seed)
+        fprintf(
+            stderr,
+            "vkgrad compare: note: seeds differ (%llu vs %llu); metrics compare different inputs\n",
+            (unsigned long long)base[0].seed, (unsigned long long)run[0].seed);
+    int count[CONF_T_COUNT] = {0};
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < nt; i++) {
+            if (ts[i].regression != (pass == 0)) continue;
+            if (pass == 0)
+                count[ts[i].kind]++;
+            else
+                count[ts[i].kind]++;
+            if (quiet && !ts[i].regression) continue;
+            printf("%-10s %-17s %-8s %s\n    %s\n", ts[i].regression ? "REGRESSION" : "note",
+                   conf_transition_name(ts[i].kind), ts[i].backend, ts[i].case_name, ts[i].text);
+        }
+    printf("\n%s vs %s: %d records vs %d, %d regression%s", files[0], files[1], nb, nr, reg,
+           reg == 1 ? "" : "s");
+    for (int k = 0; k < CONF_T_COUNT; k++)
+        if (count[k])
+            printf("; %d %s", count[k], conf_transition_name((enum conf_transition_kind)k));
+    printf("\n");
+    rc = reg ? 1 : 0;
+out:
+    free(base);
+    free(run);
+    free(exps);
+    free(ts);
+    return rc;
+}

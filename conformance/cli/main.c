@@ -1,0 +1,67 @@
+/* conformance/cli/main.c — the `vkgrad` program: a table of subcommands.
+ *
+ * Each subcommand lives in its own file (see commands.h) and parses its own
+ * options; this file only dispatches and prints the overview. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "compile_pass.h"
+#include "vkgrad/vkgrad.h"
+
+struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+};
+
+static int cmd_version(int argc, char **argv);
+
+static const struct command commands[] = {
+    {"version", cmd_version, "print the vkgrad version"},
+    {"devices", vkg_cmd_devices, "list the Vulkan devices and their limits"},
+    {"demo", vkg_cmd_demo,
+     "the four backward ops: CPU vs each Vulkan device, placement and agreement"},
+    {"conform", vkg_cmd_conform, "run the conformance cases against the float64 reference"},
+    {"compare", vkg_cmd_compare,
+     "compare a conformance run with a baseline; exit 1 on a regression"},
+    {"perf", vkg_cmd_perf, "benchmark the backward ops per shape; CSV out"},
+};
+
+static int cmd_version(int argc, char **argv) {
+    (void)argc;
+    (void)argv;
+    printf("vkgrad %s\n", vkg_version());
+    return 0;
+}
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: vkgrad <command> [options]\n"
+               "       vkgrad <command> --help\n\n"
+               "commands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+}
+
+int main(int argc, char **argv) {
+    /* perf and demo run this program again for their compile pass. */
+    if (access("/proc/self/exe", X_OK) == 0)
+        vkg_self_program = "/proc/self/exe";
+    else if (argc > 0 && strchr(argv[0], '/'))
+        vkg_self_program = argv[0];
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) return cmd_version(0, NULL);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "vkgrad: unknown command '%s'\n\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# conformance/tests/check_forced_paths.sh — every alternative Vulkan path, forced,
+# against the float64 reference.
+#
+# Several ops choose between kernels by shape and device (ops files' design
+# comments): the default cases reach only the choice their small shapes get
+# on the device at hand, so a path taken only for big shapes, or only on
+# other devices, would otherwise go unchecked. Each line below forces one
+# choice with its tuning knob (knobs never change results, only the kernel;
+# CHAIN on a CPU device needs one llvmpipe thread, set below)
+# and runs the cases of that op. Exits non-zero when any run fails.
+#
+#   check_forced_paths.sh VKGRAD [DEVICE]     DEVICE: vulkan (default) or N
+set -uo pipefail
+vkgrad=${1:?usage: check_forced_paths.sh VKGRAD [DEVICE]}
+device=${2:-vulkan}
+glue='add*,cont*,mul.*,neg*,repeat*,scale*,sqr*,sub*,sum*,view_back*,train_*'
+fails=0
+run() { # label, include, [--full (the full tier's cases)], env assignments...
+  local label=$1 include=$2 tier=()
+  shift 2
+  if [ "${1-}" = --full ]; then
+    tier=(--full)
+    shift
+  fi
+  local out rc
+  out=$(env "$@" "$vkgrad" conform --device "$device" --quiet --no-determinism --time-reps 0 \
+    "${tier[@]}" --include "$include" 2>&1)
+  rc=$?
+  if [ $rc -eq 0 ]; then
+    echo "ok    $label"
+  else
+    echo "FAIL  $label (exit $rc): $*"
+    echo "$out" | tail -20
+    fails=$((fails + 1))
+  fi
+}
+run "gemm: transpose pre-pass on every plan" 'out_prod*,mul_mat*' VKG_TUNE_GEMM=tr=2
+run "gemm: big kernels only" 'out_prod*,mul_mat*' VKG_TUNE_GEMM=mid=0,small=0,split=0
+run "cross entropy: streaming kernels" 'cross_entropy*,train_xent*' VKG_TUNE_CE=0
+run "cross entropy: rows past registers streamed (tiny sizes)" 'cross_entropy_loss_back*' \
+  VKG_TUNE_CE_TAIL=32:2:3
+run "conv: persistent 16-byte kernel v32p" 'ssm_conv*' VKG_TUNE_CONV=v32p
+run "conv: v32p, 3 workgroups (row blocks split over several)" 'ssm_conv*' VKG_TUNE_CONV=v32p:3
+run "conv: v32f (one sequence: d_c summed in the same dispatch)" 'ssm_conv*' VKG_TUNE_CONV=v32f
+run "conv: v32f, 3 workgroups" 'ssm_conv*' VKG_TUNE_CONV=v32f:3
+run "conv: v32f, a workgroup per unit (more slots than loaded together)" 'ssm_conv*' \
+  VKG_TUNE_CONV=v32f:64
+run "conv: 16-byte kernel v16x2" 'ssm_conv*' VKG_TUNE_CONV=v16x2
+run "conv: 16-byte kernel v16w" 'ssm_conv*' VKG_TUNE_CONV=v16w
+run "conv: walk 16x128u" 'ssm_conv*' VKG_TUNE_CONV=16x128u
+run "scan Mamba-2: chunked recurrence" 'ssm_scan_back.mamba2*' VKG_TUNE_SCAN_SSD=0
+run "scan Mamba-2: matrix form at every length" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1
+run "scan Mamba-2: matrix form, big-grid layout" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 \
+  VKG_TUNE_SSD_SPLIT=0 VKG_TUNE_SSD_KPRE=1 VKG_TUNE_SSD_Q=64 VKG_TUNE_SSD_KT=8
+run "scan Mamba-2: matrix form, big-grid layout with the 8x4-block kernel" 'ssm_scan_back.mamba2*' \
+  VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_SPLIT=0 VKG_TUNE_SSD_KPRE=1 VKG_TUNE_SSD_Q=64 VKG_TUNE_SSD_KT=8 \
+  VKG_TUNE_SSD_P2W=1 VKG_TUNE_SSD_WMAP=1 VKG_TUNE_SSD_K2=1 VKG_TUNE_SSD_TRI=1 VKG_TUNE_SSD_CG=16
+run "scan Mamba-2: matrix form, mid-grid layout" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 \
+  VKG_TUNE_SSD_SPLIT=0 VKG_TUNE_SSD_Q=32 VKG_TUNE_SSD_KT=16
+run "scan Mamba-2: matrix form, cross-head sums (XH)" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 \
+  VKG_TUNE_SSD_XH=1
+run "scan Mamba-2: cross-head sums, split layout" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 \
+  VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=1 VKG_TUNE_SSD_KPRE=0
+run "scan Mamba-2: cross-head sums, big-grid layout with the 8x4-block kernel" 'ssm_scan_back.mamba2*' \
+  VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_SPLIT=0 VKG_TUNE_SSD_KPRE=1 VKG_TUNE_SSD_Q=64 VKG_TUNE_SSD_KT=8 \
+  VKG_TUNE_SSD_P2W=1 VKG_TUNE_SSD_WMAP=1 VKG_TUNE_SSD_K2=1 VKG_TUNE_SSD_TRI=1 VKG_TUNE_SSD_XH=1
+run "scan Mamba-2: cross-head state terms (XS), heads split over two workgroups, G fetched again for phase 3 (GK off)" \
+  'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
+  VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_NXS=2 VKG_TUNE_SSD_GK=0
+run "scan Mamba-2: cross-head state terms, k-step 8, one workgroup per group, scalar loads and rows, dots in shared memory" \
+  'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
+  VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_NXS=1 VKG_TUNE_SSD_XKT=8 VKG_TUNE_SSD_XV4=0 VKG_TUNE_SSD_XSH=0 \
+  VKG_TUNE_SSD_V4=0 VKG_TUNE_SSD_KPRE=0
+run "scan Mamba-2: cross-head state terms, 256 invocations at Q 64 (one row group, C / B rows in shared memory, k-step 16)" \
+  'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
+  VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_Q=64 VKG_TUNE_SSD_XWG=256
+run "scan Mamba-2: cross-head state terms, C / B rows in registers, k-step 32 (at any Q)" \
+  'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
+  VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_XCR=1 VKG_TUNE_SSD_XKT=32
+run "scan Mamba-2: cross-head state terms with G kept in shared memory for phase 3 (GK)" \
+  'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
+  VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_GK=1
+run "scan Mamba-2: GK with K formed in SSD_MAIN" \
+  'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
+  VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_GK=1 VKG_TUNE_SSD_KPRE=0
+run "scan Mamba-2: phase 3's lam and s_in tiles read as scalars (L4 off), with the cross-head state terms" \
+  'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
+  VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_L4=0
+run "scan Mamba-2: L4 off on the matrix form's defaults, every sequence length" 'ssm_scan_back.mamba2*' \
+  VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_L4=0
+run "scan Mamba-2: SSD_CARRY's two walks in invocations of their own (CSP), 16 chunks of loads in flight" \
+  'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_CHAIN=0 VKG_TUNE_SSD_CSP=1 VKG_TUNE_SSD_CG=16
+run "scan Mamba-2: CSP with 4 chunks of loads in flight" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 \
+  VKG_TUNE_SSD_CHAIN=0 VKG_TUNE_SSD_CSP=1 VKG_TUNE_SSD_CG=4
+run "scan Mamba-2: SSD_CARRY walks the chunks (CHAIN off), big-grid layout with the cross-head state terms" \
+  'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
+  VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_CHAIN=0
+# CHAIN's waits on CPU devices: one llvmpipe thread runs workgroups one
+# after another in ticket order, so no wait can pass its loop budget.
+run "scan Mamba-2: SSD_SUM walks the chunks itself (CHAIN), every sequence length" \
+  'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_CHAIN=1 LP_NUM_THREADS=1
+run "scan Mamba-2: CHAIN with the cross-head state terms, big-grid layout" \
+  'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
+  VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_CHAIN=1 LP_NUM_THREADS=1
+run "scan Mamba-2: SSD_MAIN's K loaded before the chunk setup (KEA), big-grid layout" \
+  'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_SPLIT=0 VKG_TUNE_SSD_KPRE=1 VKG_TUNE_SSD_KEA=1
+run "scan Mamba-2: cross-head sums off" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=0
+run "scan Mamba-1: chunked recurrence" 'ssm_scan_back.mamba1*' VKG_TUNE_SCAN_CHAN=0
+run "scan Mamba-1: channel path at every size" 'ssm_scan_back.mamba1*' VKG_TUNE_CHAN_MINTOK=1
+run "scan Mamba-1: channel path, checkpoint replay" 'ssm_scan_back.mamba1*' VKG_TUNE_CHAN_MINTOK=1 \
+  VKG_TUNE_CHAN_SCK=0
+# The default cases have at most 40 channels, one block of the walk: the
+# full tier's 1536 channels in two chunks give the default layout for big
+# nodes (several channel blocks, the walk's workgroups of 256 invocations).
+run "scan Mamba-1: channel path, 1536 channels in two chunks" \
+  'ssm_scan_back.mamba1.d_state=16.head_dim=1.n_head=1536*' --full VKG_TUNE_CHAN_MINTOK=1 \
+  VKG_TUNE_CHAN_CT=32
+run "glue: barriers only where needed, profiled too" "$glue" VKG_TUNE_BARRIER=deps
+run "glue: no fused chains, two-pass VIEW_BACK and SUM" "$glue" VKG_TUNE_FUSE=0 VKG_TUNE_VIEW_BACK=2 VKG_TUNE_SUM_ONE=0
+[ $fails -eq 0 ] || { echo "$fails forced-path run(s) failed" >&2; exit 1; }
