@@ -10,7 +10,7 @@
  * (they cost 2-3 µs per node on an H200, so a compute that is not profiled
  * writes none) and a barrier after it; then one submit and a fence wait.
  * A run of elementwise glue nodes of one shape is one dispatch
- * (ops_glue.c's chains). Without profiling a barrier goes only before a node
+ * (ops/glue.c's chains). Without profiling a barrier goes only before a node
  * that reads or writes bytes that a node since the last barrier wrote, or
  * writes bytes they read (every dependent node pair on an H200 costs a
  * barrier of a few µs; independent ones, such as the loss SUM and the
@@ -30,11 +30,8 @@
 #include "vk_backend.h"
 
 static const struct vkg_vk_op_family *const families[] = {
-    &vkg_vk_family_glue,
-#ifdef VKG_VK_HAVE_KERNEL_OPS
-    &vkg_vk_family_matmul,   &vkg_vk_family_cross_entropy,
+    &vkg_vk_family_glue,     &vkg_vk_family_matmul, &vkg_vk_family_cross_entropy,
     &vkg_vk_family_ssm_conv, &vkg_vk_family_ssm_scan,
-#endif
 };
 
 static const struct vkg_vk_op_family *family_of(int op) {

@@ -13,7 +13,7 @@
  *              vkg_vk_barrier, vkg_vk_scratch, vkg_vk_elem_offset.
  *   backend.c  the backend iface: supports_op through the op-family table,
  *              graph_compute (one command buffer per split, timestamps per node).
- *   ops_glue.c and the files of ops/: the op families (supports + encode).
+ *   ops/glue.c and the files of ops/: the op families (supports + encode).
  *
  * Threading: a backend (and its device) is used by one thread at a time.
  * Errors: every Vulkan call goes through VKG_VK_CHECK, which records
@@ -285,9 +285,9 @@ struct vkg_vk_op_family {
     enum vkg_status (*encode)(struct vkg_vk_encoder *enc, const struct vkg_tensor *node);
 };
 
-/* ops_glue.c: CONT ADD SUB MUL SCALE NEG SQR SUM SUM_ROWS REPEAT REPEAT_BACK VIEW_BACK */
+/* ops/glue.c: CONT ADD SUB MUL SCALE NEG SQR SUM SUM_ROWS REPEAT REPEAT_BACK VIEW_BACK */
 extern const struct vkg_vk_op_family vkg_vk_family_glue;
-/* ops_glue.c: how many of nodes[0..n) (1 when none) form a run of
+/* ops/glue.c: how many of nodes[0..n) (1 when none) form a run of
  * elementwise glue nodes that one dispatch computes, and recording that run
  * (the backend asks before each node). A run closed by a SUM records the
  * run, a barrier, and one dispatch that writes only the SUM. */

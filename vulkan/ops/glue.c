@@ -1,4 +1,4 @@
-/* vulkan/ops_glue.c — the glue ops on Vulkan (SPEC §3 "Glue ops").
+/* vulkan/ops/glue.c — the glue ops on Vulkan (SPEC §3 "Glue ops").
  *
  * Three shaders cover them. elementwise.comp: CONT, ADD, SUB, MUL, SCALE,
  * NEG, SQR, REPEAT, and VIEW_BACK in one pass over the root (each element is
