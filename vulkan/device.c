@@ -309,6 +309,27 @@ static void subgroup_caps(struct vkg_vk_device *d, bool has_size_ctl) {
         d->subgroup_fixed = sg;
 }
 
+/* The limits plans see (limits.h), from what device_open found. */
+static void fill_limits(struct vkg_vk_device *d) {
+    const VkPhysicalDeviceLimits *l = &d->props.limits;
+    struct vkg_vk_limits *o = &d->limits;
+    o->profile = "device";
+    o->is_cpu = d->info.is_cpu;
+    o->subgroup_size = d->info.subgroup_size;
+    o->subgroup_fixed = d->subgroup_fixed;
+    o->subgroup_shuffle = d->subgroup_shuffle;
+    o->max_shared_memory = l->maxComputeSharedMemorySize;
+    o->max_workgroup_invocations = l->maxComputeWorkGroupInvocations;
+    for (int i = 0; i < 3; i++) {
+        o->max_workgroup_size[i] = l->maxComputeWorkGroupSize[i];
+        o->max_workgroup_count[i] = l->maxComputeWorkGroupCount[i];
+    }
+    o->max_storage_buffer_range = l->maxStorageBufferRange;
+    o->storage_offset_alignment = (uint32_t)l->minStorageBufferOffsetAlignment;
+    o->float_atomic_add = d->float_atomic_add;
+    o->push_descriptor = d->push_descriptor;
+}
+
 enum vkg_status vkg_vk_device_open(int index, struct vkg_vk_device *d) {
     memset(d, 0, sizeof *d);
     d->index = index;
@@ -389,6 +410,11 @@ enum vkg_status vkg_vk_device_open(int index, struct vkg_vk_device *d) {
     subgroup_caps(d, has_size_ctl);
     const char *fs = getenv("VKG_VK_FORCE_STAGING");
     d->no_host_mapping = fs && *fs && strcmp(fs, "0") != 0;
+    fill_limits(d);
+    vkg_vk_tuning_defaults(&d->tuning, &d->limits);
+    char terr[512];
+    if (vkg_vk_tuning_apply(&d->tuning, getenv("VKGRAD_TUNING"), terr, sizeof terr) != 0)
+        return vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT, "%s", terr);
     VkPhysicalDeviceFeatures have;
     vkGetPhysicalDeviceFeatures(d->phys, &have);
     f2.features.shaderInt64 = have.shaderInt64;

@@ -61,6 +61,8 @@
 #include <vulkan/vulkan.h>
 
 #include "backend_impl.h"
+#include "device_limits.h"
+#include "tuning.h"
 #include "vkgrad/ops.h"
 #include "vkgrad/vulkan.h"
 
@@ -113,6 +115,10 @@ struct vkg_vk_device {
     PFN_vkGetPipelineExecutablePropertiesKHR get_executable_properties;
     PFN_vkGetPipelineExecutableStatisticsKHR get_executable_statistics;
     struct vkg_vk_pipeline_cache *pipelines; /* pipeline.c */
+    /* What plans see of this device, and the tuning chosen for it at open:
+     * defaults from the limits, then VKGRAD_TUNING (tuning.h). */
+    struct vkg_vk_limits limits;
+    struct vkg_vk_tuning tuning;
 };
 
 /* Open physical device index: a VkDevice with one compute queue, optional

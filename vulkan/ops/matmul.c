@@ -489,3 +489,10 @@ const struct vkg_vk_op_family vkg_vk_family_matmul = {
     .supports = matmul_supports,
     .encode = matmul_encode,
 };
+
+/* ---- tuning (placeholder until the family's knobs move here) ---- */
+const struct vkg_vk_tune_key vkg_vk_gemm_tune_keys[] = {{NULL, 0, 0, 0, NULL, NULL}};
+void vkg_vk_gemm_tuning_defaults(struct vkg_vk_gemm_tuning *t, const struct vkg_vk_limits *lim) {
+    (void)lim;
+    t->unused = 0;
+}

@@ -618,3 +618,10 @@ const struct vkg_vk_op_family vkg_vk_family_ssm_conv = {
     .supports = conv_supports,
     .encode = conv_encode,
 };
+
+/* ---- tuning (placeholder until the family's knobs move here) ---- */
+const struct vkg_vk_tune_key vkg_vk_conv_tune_keys[] = {{NULL, 0, 0, 0, NULL, NULL}};
+void vkg_vk_conv_tuning_defaults(struct vkg_vk_conv_tuning *t, const struct vkg_vk_limits *lim) {
+    (void)lim;
+    t->unused = 0;
+}

@@ -510,3 +510,10 @@ bool vkg_vk_scan_back_chan(struct vkg_vk_encoder *enc, const struct vkg_tensor *
     *st = vkg_vk_dispatch(enc, &k_reduce, spec_r, 8, t, 11, &p, gx, gy, 1);
     return true;
 }
+
+/* ---- tuning (placeholder until the family's knobs move here) ---- */
+const struct vkg_vk_tune_key vkg_vk_chan_tune_keys[] = {{NULL, 0, 0, 0, NULL, NULL}};
+void vkg_vk_chan_tuning_defaults(struct vkg_vk_chan_tuning *t, const struct vkg_vk_limits *lim) {
+    (void)lim;
+    t->unused = 0;
+}

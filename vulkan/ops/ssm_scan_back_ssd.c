@@ -780,3 +780,10 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
     }
     return true;
 }
+
+/* ---- tuning (placeholder until the family's knobs move here) ---- */
+const struct vkg_vk_tune_key vkg_vk_ssd_tune_keys[] = {{NULL, 0, 0, 0, NULL, NULL}};
+void vkg_vk_ssd_tuning_defaults(struct vkg_vk_ssd_tuning *t, const struct vkg_vk_limits *lim) {
+    (void)lim;
+    t->unused = 0;
+}

@@ -1,0 +1,14 @@
+/* vulkan/ops/glue_plan.h — elementwise ops, reductions and fused chains: tuning and plan. */
+#ifndef VKG_VK_GLUE_PLAN_H
+#define VKG_VK_GLUE_PLAN_H
+
+#include "../tune_key.h"
+
+/* Tuning knobs (tuning.h), VKGRAD_TUNING keys "glue.<field>". */
+struct vkg_vk_glue_tuning {
+    int unused; /* no knob yet */
+};
+extern const struct vkg_vk_tune_key vkg_vk_glue_tune_keys[];
+void vkg_vk_glue_tuning_defaults(struct vkg_vk_glue_tuning *t, const struct vkg_vk_limits *lim);
+
+#endif
