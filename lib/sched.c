@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "backend_impl.h"
+#include "testing.h"
 #include "vkgrad/sched.h"
 
 #define REASON_MAX 200 /* reasons longer than this are cut: backends keep theirs to one line */

@@ -353,8 +353,8 @@ static void add_pending(const struct vkg_vk_backend *be, struct pending *pd,
 /* Record nodes into r: per node (or fused run of elementwise glue nodes,
  * vkg_vk_glue_chain) a timestamp, its dispatches, a timestamp and a barrier
  * when timed, so each node's time is its own; untimed, a barrier only before
- * a node that depends on the nodes since the last one. Tuning knob
- * VKG_TUNE_BARRIER: "all" a barrier after every node, "deps" elide them in
+ * a node that depends on the nodes since the last one. Tuning key
+ * record.barrier: "all" a barrier after every node, "deps" elide them in
  * timed recordings too (node times then overlap). On failure r is left
  * invalid. */
 static enum vkg_status record(struct vkg_vk_backend *be, struct vkg_vk_recording *r,
@@ -369,9 +369,9 @@ static enum vkg_status record(struct vkg_vk_backend *be, struct vkg_vk_recording
     if (st != VKG_STATUS_OK) return st;
     r->timed = be->profiling;
     const bool ts = r->timed && r->queries;
-    const char *knob = getenv("VKG_TUNE_BARRIER");
-    const bool elide = knob && !strcmp(knob, "deps")  ? true
-                       : knob && !strcmp(knob, "all") ? false
+    const int policy = be->dev.tuning.record.barrier;
+    const bool elide = policy == VKG_VK_BARRIER_DEPS  ? true
+                       : policy == VKG_VK_BARRIER_ALL ? false
                                                       : !r->timed;
     if (!r->cmd) {
         VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
@@ -632,12 +632,10 @@ struct vkg_backend *vkg_backend_vulkan_init(int i) {
     if (VKG_VK_CHECK(vkCreateFence(be->dev.dev, &fci, NULL, &be->fence)) != VKG_STATUS_OK)
         goto error;
     parse_disable(be);
-    const char *drop = getenv("VKG_FAULT_DROP_DISPATCH");
-    if (drop && *drop) {
-        be->drop_op = op_of_slug(drop, strlen(drop));
-        fprintf(stderr,
-                "vkgrad: %s: VKG_FAULT_DROP_DISPATCH=%s: dispatches of that op are skipped\n",
-                be->name, drop);
+    if (be->dev.testing.drop_dispatch_op) {
+        be->drop_op = be->dev.testing.drop_dispatch_op;
+        fprintf(stderr, "vkgrad: %s: VKGRAD_TESTING drop_dispatch=%s: dispatches of that op are skipped\n",
+                be->name, vkg_op_slug(be->drop_op));
     }
     return backend;
 error:;

@@ -333,6 +333,9 @@ static void fill_limits(struct vkg_vk_device *d) {
 enum vkg_status vkg_vk_device_open(int index, struct vkg_vk_device *d) {
     memset(d, 0, sizeof *d);
     d->index = index;
+    char terr[512];
+    if (vkg_testing_options_read(&d->testing, NULL, terr, sizeof terr) != 0)
+        return vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT, "%s", terr);
     if (!vk_init())
         return vkg_error(NULL, VKG_STATUS_BACKEND_ERROR, "Vulkan unavailable: %s", g_vk.error);
     if (index < 0 || (uint32_t)index >= g_vk.n)
@@ -372,7 +375,7 @@ enum vkg_status vkg_vk_device_open(int index, struct vkg_vk_device *d) {
     const char *enabled[8];
     uint32_t n_enabled = 0;
     if (has_ext(exts, n_ext, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME) &&
-        !getenv("VKG_VK_NO_PUSH_DESCRIPTOR")) {
+        !d->testing.no_push_descriptor) {
         enabled[n_enabled++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
         d->push_descriptor = true;
     }
@@ -408,11 +411,9 @@ enum vkg_status vkg_vk_device_open(int index, struct vkg_vk_device *d) {
     const bool has_size_ctl = has_ext(exts, n_ext, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
     free(exts);
     subgroup_caps(d, has_size_ctl);
-    const char *fs = getenv("VKG_VK_FORCE_STAGING");
-    d->no_host_mapping = fs && *fs && strcmp(fs, "0") != 0;
+    d->no_host_mapping = d->testing.force_staging;
     fill_limits(d);
     vkg_vk_tuning_defaults(&d->tuning, &d->limits);
-    char terr[512];
     if (vkg_vk_tuning_apply(&d->tuning, getenv("VKGRAD_TUNING"), terr, sizeof terr) != 0)
         return vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT, "%s", terr);
     VkPhysicalDeviceFeatures have;
@@ -460,4 +461,15 @@ void vkg_vk_device_close(struct vkg_vk_device *d) {
     vkg_vk_pipelines_destroy(d);
     vkDestroyDevice(d->dev, NULL);
     d->dev = VK_NULL_HANDLE;
+}
+
+enum vkg_status vkg_vulkan_device_tuning(int i, vkg_vulkan_tuning_fn fn, void *user) {
+    if (!fn) return vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT, "vkg_vulkan_device_tuning: fn is NULL");
+    struct vkg_vk_device *d = calloc(1, sizeof *d);
+    if (!d) return vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY, "out of host memory");
+    enum vkg_status st = vkg_vk_device_open(i, d);
+    if (st == VKG_STATUS_OK) vkg_vk_tuning_foreach(&d->tuning, fn, user);
+    vkg_vk_device_close(d);
+    free(d);
+    return st;
 }

@@ -262,7 +262,7 @@ enum vkg_status vkg_vk_dispatch(struct vkg_vk_encoder *enc, const struct vkg_vk_
                                 const struct vkg_tensor *const *tensors, uint32_t n_tensors,
                                 const void *push, uint32_t gx, uint32_t gy, uint32_t gz) {
     struct vkg_vk_backend *be = enc->be;
-    if (enc->drop) return VKG_STATUS_OK; /* VKG_FAULT_DROP_DISPATCH */
+    if (enc->drop) return VKG_STATUS_OK; /* VKGRAD_TESTING drop_dispatch */
     if (n_tensors != k->n_buffers || n_tensors > 32)
         return vkg_error(NULL, VKG_STATUS_BACKEND_ERROR, "kernel %s: %u tensors for %u bindings",
                          k->name, n_tensors, k->n_buffers);

@@ -79,7 +79,7 @@ struct vkg_vk_encoder {
     const struct vkg_tensor *node;   /* being encoded */
     struct vkg_vk_recording *timing; /* with dispatch timestamps, else NULL */
     int node_i, node_dispatches;     /* node index in the recording, its dispatches so far */
-    bool drop;                       /* VKG_FAULT_DROP_DISPATCH matches node */
+    bool drop;                       /* VKGRAD_TESTING drop_dispatch matches node */
     VkPipeline bound;                /* last bound pipeline, to skip rebinds */
     /* Scratch: a bump allocator over be->scratch, reset per node; the same
      * over be->counters. */
@@ -95,7 +95,7 @@ struct vkg_vk_backend {
     char name[32];
     char description[600];
     bool disabled[VKG_OP_COUNT]; /* VKG_VULKAN_DISABLE */
-    int drop_op;                 /* VKG_FAULT_DROP_DISPATCH, or -1 */
+    int drop_op;                 /* VKGRAD_TESTING drop_dispatch, or -1 */
     bool lost;                   /* device lost or a wait timed out: refuse further work */
 
     struct vkg_vk_submitter xfer; /* staged set/get */

@@ -47,13 +47,11 @@
  *   - never assume a subgroup size (8 on lavapipe, 32 on NVIDIA); read it
  *     from info->subgroup_size or gl_SubgroupSize.
  *
- * Test-only fault knob: VKG_FAULT_DROP_DISPATCH=<op slug> (read at backend
- * init) makes vkg_vk_dispatch skip every dispatch recorded for nodes of that
- * op, so the node's output keeps whatever was in memory. The conformance
- * tests use it to prove that an unwritten output is caught, never to pass.
- * Two more test knobs exercise the paths lavapipe would not take:
- * VKG_VK_FORCE_STAGING=1 (no host-mapped buffers: set/get through staging, as
- * on a GPU without ReBAR) and VKG_VK_NO_PUSH_DESCRIPTOR=1 (descriptor pools).
+ * Test hooks come through lib/testing.h only (VKGRAD_TESTING, read at device
+ * open into dev->testing): drop_dispatch makes vkg_vk_dispatch skip the
+ * dispatches of one op's nodes, so the tests prove an unwritten output is
+ * caught; force_staging and no_push_descriptor take the paths lavapipe would
+ * not (staged transfers, descriptor pools). Tuning comes through tuning.h.
  */
 #ifndef VKGRAD_VK_IMPL_H
 #define VKGRAD_VK_IMPL_H
@@ -61,6 +59,7 @@
 #include <vulkan/vulkan.h>
 
 #include "backend_impl.h"
+#include "testing.h"
 #include "device_limits.h"
 #include "tuning.h"
 #include "vkgrad/ops.h"
@@ -99,7 +98,7 @@ struct vkg_vk_device {
     /* Optional features, enabled on the VkDevice when present. */
     bool push_descriptor;  /* VK_KHR_push_descriptor */
     bool float_atomic_add; /* shaderBufferFloat32AtomicAdd enabled (GL_EXT_shader_atomic_float) */
-    bool no_host_mapping;  /* test knob VKG_VK_FORCE_STAGING: staged buffers only */
+    bool no_host_mapping;  /* VKGRAD_TESTING force_staging: staged buffers only */
     /* Subgroups of compute shaders: basic + shuffle operations available; the
      * subgroup size when it is fixed (VK_EXT_subgroup_size_control's min ==
      * max, so shared layouts may depend on it), else 0. */
@@ -119,6 +118,7 @@ struct vkg_vk_device {
      * defaults from the limits, then VKGRAD_TUNING (tuning.h). */
     struct vkg_vk_limits limits;
     struct vkg_vk_tuning tuning;
+    struct vkg_testing_options testing; /* VKGRAD_TESTING, read at open (lib/testing.h) */
 };
 
 /* Open physical device index: a VkDevice with one compute queue, optional

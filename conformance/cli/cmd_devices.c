@@ -14,16 +14,20 @@
 #include "vkgrad/vkgrad.h"
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: vkgrad devices [--json]\n"
+    fprintf(f, "usage: vkgrad devices [--json] [--tuning]\n"
                "\n"
                "List every Vulkan device (backend Vulkan<i>): device and driver identity, API\n"
                "version, CPU or GPU, subgroup size, shared memory, workgroup and storage-buffer\n"
                "limits, device-local memory, float atomic add and cooperative matrix support.\n"
                "\n"
                "  --json   one JSON object {\"vulkan_available\": ..., \"devices\": [...]}\n"
+               "  --tuning also list each device's tuning: every key of VKGRAD_TUNING\n"
+               "           (family.key=value,...), its value on that device, what it accepts\n"
+               "           and what it chooses (with --json: a \"tuning\" object per device)\n"
                "  --help   this text\n"
                "\n"
-               "Exits 0 (also when there is no Vulkan device), 2 on bad usage.\n");
+               "Exits 0 (also when there is no Vulkan device), 2 on bad usage or when\n"
+               "VKGRAD_TUNING names an unknown key or a bad value (with --tuning).\n");
 }
 
 static void print_bytes(char *buf, size_t size, uint64_t b) {
@@ -89,11 +93,28 @@ static json_object *info_json(int i, const struct vkg_vulkan_device_info *in) {
     return o;
 }
 
+static void print_key(const char *key, const char *value, const char *accepted, const char *doc,
+                      void *user) {
+    (void)user;
+    printf("  %-24s %-8s %-16s %s\n", key, value, accepted, doc);
+}
+
+static void json_key(const char *key, const char *value, const char *accepted, const char *doc,
+                     void *user) {
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "value", json_object_new_string(value));
+    json_object_object_add(o, "accepts", json_object_new_string(accepted));
+    json_object_object_add(o, "doc", json_object_new_string(doc));
+    json_object_object_add(user, key, o);
+}
+
 int vkg_cmd_devices(int argc, char **argv) {
-    bool json = false;
+    bool json = false, tuning = false;
     for (int a = 1; a < argc; a++) {
         if (strcmp(argv[a], "--json") == 0) {
             json = true;
+        } else if (strcmp(argv[a], "--tuning") == 0) {
+            tuning = true;
         } else if (strcmp(argv[a], "--help") == 0 || strcmp(argv[a], "-h") == 0) {
             usage(stdout);
             return 0;
@@ -111,8 +132,17 @@ int vkg_cmd_devices(int argc, char **argv) {
         json_object_object_add(root, "vulkan_available", json_object_new_boolean(available));
         for (int i = 0; i < n; i++) {
             struct vkg_vulkan_device_info in;
-            if (vkg_vulkan_device_get_info(i, &in) == VKG_STATUS_OK)
-                json_object_array_add(arr, info_json(i, &in));
+            if (vkg_vulkan_device_get_info(i, &in) != VKG_STATUS_OK) continue;
+            json_object *dev = info_json(i, &in);
+            json_object_array_add(arr, dev);
+            if (!tuning) continue;
+            json_object *t = json_object_new_object();
+            json_object_object_add(dev, "tuning", t);
+            if (vkg_vulkan_device_tuning(i, json_key, t) != VKG_STATUS_OK) {
+                fprintf(stderr, "vkgrad devices: Vulkan%d: %s\n", i, vkg_last_error(NULL));
+                json_object_put(root);
+                return 2;
+            }
         }
         json_object_object_add(root, "devices", arr);
         if (!available)
@@ -138,6 +168,13 @@ int vkg_cmd_devices(int argc, char **argv) {
         }
         if (i) printf("\n");
         print_text(i, &in);
+        if (!tuning) continue;
+        printf("  tuning (VKGRAD_TUNING keys):\n  %-24s %-8s %-16s %s\n", "key", "value", "accepts",
+               "chooses");
+        if (vkg_vulkan_device_tuning(i, print_key, NULL) != VKG_STATUS_OK) {
+            fprintf(stderr, "vkgrad devices: Vulkan%d: %s\n", i, vkg_last_error(NULL));
+            return 2;
+        }
     }
     return 0;
 }

@@ -180,8 +180,9 @@ double conf_result_worst_usage(const struct conf_result *r);
  *   crash:<case-glob>                       raise SIGSEGV inside the case
  *   hang:<case-glob>                        sleep forever inside the case
  *   lose:<case-glob>                        report VKG_STATUS_DEVICE_LOST
- * Below the readback, the Vulkan backend honours VKG_FAULT_DROP_DISPATCH=<op>
- * (skip the dispatches of an op) and VKG_VULKAN_DISABLE=<op> (refuse an op). */
+ * Below the readback, the Vulkan backend honours VKGRAD_TESTING=drop_dispatch=<op>
+ * (skip the dispatches of an op; lib/testing.h) and VKG_VULKAN_DISABLE=<op>
+ * (refuse an op). */
 struct conf_fault {
     char kind[16];
     char glob[CONF_NAME_MAX];

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "testing.h"
 
 #define GUARD_BYTES 256
 

@@ -15,7 +15,7 @@
  *   slowfirst (slow in the first run only) -> re-timed by conform --baseline:
  *                                            no regression, both times kept
  *   VKG_VULKAN_DISABLE=<op>               -> placement Vulkan -> CPU
- *   VKG_FAULT_DROP_DISPATCH=<op>          -> new failure (unwritten output)
+ *   VKGRAD_TESTING=drop_dispatch=<op>    -> new failure (unwritten output)
  * The first four use a test backend ("Fake0": the CPU kernels on host memory,
  * with a fault switch inside graph_compute, i.e. below the readback); the
  * last three need a Vulkan device and skip without one (fail with
@@ -637,10 +637,10 @@ static void fault__dropped_dispatch_is_caught(void **state) {
     need_vulkan();
     struct conf_options o;
     opts_for_test(&o, true);
-    setenv("VKG_FAULT_DROP_DISPATCH", "sum_rows", 1);
+    setenv("VKGRAD_TESTING", "drop_dispatch=sum_rows", 1);
     struct run r;
     run_cases(&vk_target, &o, &r);
-    unsetenv("VKG_FAULT_DROP_DISPATCH");
+    unsetenv("VKGRAD_TESTING");
     assert_int_equal(r.results[1].status, CONF_FAIL);
     expect_transition(&vk_base, &r, CONF_T_NEW_FAILURE, 1,
                       (const char *const[]){"Pass->Fail", NULL});

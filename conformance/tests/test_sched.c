@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "backend_impl.h"
+#include "testing.h"
 #include "metrics.h"
 #include "reference.h"
 #include "vkgrad/vkgrad.h"

@@ -476,9 +476,9 @@ static void fault__dropped_dispatch_leaves_nan_detected(void **state) {
     (void)state;
     static const struct glue_case c =
         GC("neg.sliced.ne=31x3x2x2", VKG_OP_NEG, L_SLICED, 31, 3, 2, 2, 0, 0, 0, 0);
-    setenv("VKG_FAULT_DROP_DISPATCH", "neg", 1);
+    setenv("VKGRAD_TESTING", "drop_dispatch=neg", 1);
     struct vkg_backend *be = vkg_backend_vulkan_init(0);
-    unsetenv("VKG_FAULT_DROP_DISPATCH");
+    unsetenv("VKGRAD_TESTING");
     assert_non_null(be);
     /* The output was filled with NaN and never written: the check must fail. */
     assert_false(glue_run_on(be, &c, false, NULL));
@@ -491,9 +491,9 @@ static void fault__dropped_dispatch_leaves_nan_detected(void **state) {
 
 static void memory__staged_buffers_compute_and_round_trip(void **state) {
     (void)state;
-    setenv("VKG_VK_FORCE_STAGING", "1", 1);
+    setenv("VKGRAD_TESTING", "force_staging=1", 1);
     struct vkg_backend *be = vkg_backend_vulkan_init(0);
-    unsetenv("VKG_VK_FORCE_STAGING");
+    unsetenv("VKGRAD_TESTING");
     assert_non_null(be);
     /* Larger than the staging buffer, so copies go in chunks. */
     size_t n = (20u << 20) / 4 + 3;
@@ -527,9 +527,9 @@ static void memory__staged_buffers_compute_and_round_trip(void **state) {
 
 static void descriptors__pool_fallback_computes(void **state) {
     (void)state;
-    setenv("VKG_VK_NO_PUSH_DESCRIPTOR", "1", 1);
+    setenv("VKGRAD_TESTING", "no_push_descriptor=1", 1);
     struct vkg_backend *be = vkg_backend_vulkan_init(0);
-    unsetenv("VKG_VK_NO_PUSH_DESCRIPTOR");
+    unsetenv("VKGRAD_TESTING");
     assert_non_null(be);
     for (int rep = 0; rep < 2; rep++) /* pools are reset, not recreated, between computes */
         for (size_t i = 0; i < sizeof glue_cases / sizeof glue_cases[0]; i++)

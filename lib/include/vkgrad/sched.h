@@ -66,17 +66,6 @@ double vkg_sched_get_node_time_us(struct vkg_sched *sched, const struct vkg_tens
 /* True when the node's time came from GPU timestamp queries. */
 bool vkg_sched_node_time_is_gpu(struct vkg_sched *sched, const struct vkg_tensor *node);
 
-/* ---- checking aids for the conformance harness ---------------------------
- * With guard bytes > 0 (set before alloc), every storage allocation gets that
- * many bytes of sentinel pattern before and after it, and before each compute
- * every node output (not inputs, params or the loss gradient) is filled with
- * NaN bit patterns, so that unwritten elements show up as non-finite and
- * out-of-bounds writes as damaged guards. Off (0) by default. */
-enum vkg_status vkg_sched_set_guard_bytes(struct vkg_sched *sched, size_t bytes);
-/* After a compute: number of tensors whose guards were overwritten; for the
- * first, a line naming the tensor, side and first damaged byte in report. */
-int vkg_sched_check_guards(struct vkg_sched *sched, char *report, size_t report_size);
-
 #ifdef __cplusplus
 }
 #endif

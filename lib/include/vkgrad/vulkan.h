@@ -48,6 +48,17 @@ enum vkg_status vkg_vulkan_device_get_info(int i, struct vkg_vulkan_device_info 
 struct vkg_backend *vkg_backend_vulkan_init(int i);
 bool vkg_backend_is_vulkan(const struct vkg_backend *backend);
 
+/* The tuning of device i: the knobs that choose kernels and layouts (never
+ * results), each op family's defaults chosen from the device's limits, then
+ * the environment's VKGRAD_TUNING="family.key=value,..." applied. fn is
+ * called once per key with its full name ("gemm.transpose"), its value (as
+ * VKGRAD_TUNING spells it), the values it accepts and a one-line meaning.
+ * Opens the device. INVALID_ARGUMENT for a bad index or a VKGRAD_TUNING the
+ * device open refuses (unknown key, bad value: the reason is recorded). */
+typedef void (*vkg_vulkan_tuning_fn)(const char *key, const char *value, const char *accepted,
+                                     const char *doc, void *user);
+enum vkg_status vkg_vulkan_device_tuning(int i, vkg_vulkan_tuning_fn fn, void *user);
+
 /* ---- pipeline statistics ---------------------------------------------------
  *
  * What the driver says about each compiled kernel (register count, spills,
