@@ -123,223 +123,250 @@ static bool push_case(struct conf_case **v, int *n, int *cap, const struct conf_
     return true;
 }
 
-int vkg_cmd_conform(int argc, char **argv) {
+/* Everything the command line says. */
+struct conform_args {
     struct conf_options o;
-    conf_options_default(&o);
-    const char *inc[MAX_PATTERNS], *exc[MAX_PATTERNS], *named[MAX_PATTERNS], *params[MAX_PATTERNS];
-    int n_inc = 0, n_exc = 0, n_named = 0, n_params = 0;
-    const char *case_list = NULL, *json = NULL, *junit = NULL, *device = "all", *exp_path = NULL;
-    const char *baseline_path = NULL;
     struct conf_compare_options co;
-    conf_compare_options_default(&co);
-    int retime_rounds = 2;
-    int tier = 0, shard_i = 0, shard_n = 1;
-    bool list = false, quiet = false;
-    char msg[CONF_MSG_MAX];
-    int rc = 2;
+    const char *inc[MAX_PATTERNS], *exc[MAX_PATTERNS], *named[MAX_PATTERNS], *params[MAX_PATTERNS];
+    int n_inc, n_exc, n_named, n_params;
+    const char *case_list, *json, *junit, *device, *exp_path, *baseline_path;
+    int retime_rounds, tier, shard_i, shard_n;
+    bool list, quiet;
+};
 
+/* What one run holds; freed by run_free. */
+struct conform_run {
+    struct conf_expectation *exps;
+    int n_exps;
+    struct conf_result *base;
+    int n_base;
+    struct conf_target targets[17];
+    int n_targets;
+    struct vkg_vulkan_device_info infos[16];
+    int n_infos;
+    struct conf_case *cases, *sel;
+    int n_cases, n_sel;
+    struct conf_result *results;
+    struct conf_job *jobs;
+    int n_jobs;
+};
+
+static void run_free(struct conform_run *r) {
+    free(r->cases);
+    free(r->sel);
+    free(r->results);
+    free(r->jobs);
+    free(r->exps);
+    free(r->base);
+}
+
+/* One option with its value (argv[*i + 1], consumed). Returns 0, or 2 after
+ * saying what is wrong. */
+static int parse_valued(struct conform_args *c, const char *a, const char *val) {
+    if (!strcmp(a, "--include") || !strcmp(a, "--exclude")) {
+        const bool is_inc = !strcmp(a, "--include");
+        if (add_patterns(is_inc ? c->inc : c->exc, is_inc ? &c->n_inc : &c->n_exc, (char *)val)) {
+            fprintf(stderr, "vkgrad conform: too many %s patterns\n", a);
+            return 2;
+        }
+    } else if (!strcmp(a, "--case") || !strcmp(a, "--param")) {
+        const bool is_case = !strcmp(a, "--case");
+        int *n = is_case ? &c->n_named : &c->n_params;
+        if (*n == MAX_PATTERNS) {
+            fprintf(stderr, "vkgrad conform: too many %s options\n", a);
+            return 2;
+        }
+        (is_case ? c->named : c->params)[(*n)++] = val;
+    } else if (!strcmp(a, "--case-list")) {
+        c->case_list = val;
+    } else if (!strcmp(a, "--device")) {
+        c->device = val;
+    } else if (!strcmp(a, "--seed")) {
+        if (!parse_u64(val, &c->o.seed)) {
+            fprintf(stderr, "vkgrad conform: --seed '%s' is not a non-negative integer\n", val);
+            return 2;
+        }
+    } else if (!strcmp(a, "--shard")) {
+        char extra;
+        if (sscanf(val, "%d/%d%c", &c->shard_i, &c->shard_n, &extra) != 2 || c->shard_n < 1 ||
+            c->shard_i < 0 || c->shard_i >= c->shard_n) {
+            fprintf(stderr, "vkgrad conform: --shard '%s' must be I/N with 0 <= I < N\n", val);
+            return 2;
+        }
+    } else if (!strcmp(a, "--timeout")) {
+        int s;
+        if (!parse_int(val, 1, 86400, &s)) {
+            fprintf(stderr, "vkgrad conform: --timeout '%s' must be 1..86400 seconds\n", val);
+            return 2;
+        }
+        c->o.timeout_s = s;
+    } else if (!strcmp(a, "--group-size")) {
+        if (!parse_int(val, 1, 100000, &c->o.group_size)) {
+            fprintf(stderr, "vkgrad conform: --group-size '%s' must be a positive integer\n", val);
+            return 2;
+        }
+    } else if (!strcmp(a, "--reruns")) {
+        if (!parse_int(val, 0, CONF_MAX_RERUNS, &c->o.reruns)) {
+            fprintf(stderr, "vkgrad conform: --reruns '%s' must be 0..%d\n", val, CONF_MAX_RERUNS);
+            return 2;
+        }
+    } else if (!strcmp(a, "--time-reps")) {
+        if (!parse_int(val, 0, 1000, &c->o.time_reps)) {
+            fprintf(stderr, "vkgrad conform: --time-reps '%s' must be 0..1000\n", val);
+            return 2;
+        }
+    } else if (!strcmp(a, "--baseline")) {
+        c->baseline_path = val;
+    } else if (!strcmp(a, "--retimes")) {
+        if (!parse_int(val, 0, CONF_MAX_RETIMES, &c->retime_rounds)) {
+            fprintf(stderr, "vkgrad conform: --retimes '%s' must be 0..%d\n", val,
+                    CONF_MAX_RETIMES);
+            return 2;
+        }
+    } else if (!strcmp(a, "--time-factor") || !strcmp(a, "--time-min-us")) {
+        double *dst = !strcmp(a, "--time-factor") ? &c->co.time_factor : &c->co.time_min_us;
+        if (!parse_pos(val, dst)) {
+            fprintf(stderr, "vkgrad conform: %s '%s' must be a non-negative number\n", a, val);
+            return 2;
+        }
+    } else if (!strcmp(a, "--json")) {
+        c->json = val;
+    } else if (!strcmp(a, "--junit")) {
+        c->junit = val;
+    } else if (!strcmp(a, "--dump")) {
+        c->o.dump_dir = val;
+    } else if (!strcmp(a, "--expectations")) {
+        c->exp_path = val;
+    } else {
+        fprintf(stderr, "vkgrad conform: unknown option '%s' (see --help)\n", a);
+        return 2;
+    }
+    return 0;
+}
+
+static bool takes_value(const char *a) {
+    static const char *const valued[] = {
+        "--include", "--exclude",   "--case",    "--param",       "--case-list",    "--device",
+        "--seed",    "--shard",     "--timeout", "--group-size",  "--reruns",       "--time-reps",
+        "--baseline", "--retimes",  "--time-factor", "--time-min-us", "--json",     "--junit",
+        "--dump",    "--expectations", NULL};
+    for (int i = 0; valued[i]; i++)
+        if (!strcmp(a, valued[i])) return true;
+    return false;
+}
+
+/* The command line into c. Returns -1 to go on, else the exit status
+ * (0 after --help, 2 on bad usage). */
+static int parse_args(struct conform_args *c, int argc, char **argv) {
+    memset(c, 0, sizeof *c);
+    conf_options_default(&c->o);
+    conf_compare_options_default(&c->co);
+    c->device = "all";
+    c->retime_rounds = 2;
+    c->shard_n = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-#define NEED_VAL()                                                                                 \
-    do {                                                                                           \
-        if (!val) {                                                                                \
-            fprintf(stderr, "vkgrad conform: %s needs a value\n", a);                              \
-            return 2;                                                                              \
-        }                                                                                          \
-        i++;                                                                                       \
-    } while (0)
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             return 0;
         } else if (!strcmp(a, "--list")) {
-            list = true;
+            c->list = true;
         } else if (!strcmp(a, "--full")) {
-            tier = 1;
+            c->tier = 1;
         } else if (!strcmp(a, "--quiet")) {
-            quiet = true;
+            c->quiet = true;
         } else if (!strcmp(a, "--no-isolate")) {
-            o.isolate = false;
+            c->o.isolate = false;
         } else if (!strcmp(a, "--no-determinism")) {
-            o.determinism = false;
-        } else if (!strcmp(a, "--include") || !strcmp(a, "--exclude")) {
-            NEED_VAL();
-            bool is_inc = !strcmp(a, "--include");
-            if (add_patterns(is_inc ? inc : exc, is_inc ? &n_inc : &n_exc, argv[i])) {
-                fprintf(stderr, "vkgrad conform: too many %s patterns\n", a);
-                return 2;
-            }
-        } else if (!strcmp(a, "--case")) {
-            NEED_VAL();
-            if (n_named == MAX_PATTERNS) return 2;
-            named[n_named++] = val;
-        } else if (!strcmp(a, "--param")) {
-            NEED_VAL();
-            if (n_params == MAX_PATTERNS) return 2;
-            params[n_params++] = val;
-        } else if (!strcmp(a, "--case-list")) {
-            NEED_VAL();
-            case_list = val;
-        } else if (!strcmp(a, "--device")) {
-            NEED_VAL();
-            device = val;
-        } else if (!strcmp(a, "--seed")) {
-            NEED_VAL();
-            if (!parse_u64(val, &o.seed)) {
-                fprintf(stderr, "vkgrad conform: --seed '%s' is not a non-negative integer\n", val);
-                return 2;
-            }
-        } else if (!strcmp(a, "--shard")) {
-            NEED_VAL();
-            char extra;
-            if (sscanf(val, "%d/%d%c", &shard_i, &shard_n, &extra) != 2 || shard_n < 1 ||
-                shard_i < 0 || shard_i >= shard_n) {
-                fprintf(stderr, "vkgrad conform: --shard '%s' must be I/N with 0 <= I < N\n", val);
-                return 2;
-            }
-        } else if (!strcmp(a, "--timeout")) {
-            NEED_VAL();
-            int s;
-            if (!parse_int(val, 1, 86400, &s)) {
-                fprintf(stderr, "vkgrad conform: --timeout '%s' must be 1..86400 seconds\n", val);
-                return 2;
-            }
-            o.timeout_s = s;
-        } else if (!strcmp(a, "--group-size")) {
-            NEED_VAL();
-            if (!parse_int(val, 1, 100000, &o.group_size)) {
-                fprintf(stderr, "vkgrad conform: --group-size '%s' must be a positive integer\n",
-                        val);
-                return 2;
-            }
-        } else if (!strcmp(a, "--reruns")) {
-            NEED_VAL();
-            if (!parse_int(val, 0, CONF_MAX_RERUNS, &o.reruns)) {
-                fprintf(stderr, "vkgrad conform: --reruns '%s' must be 0..%d\n", val,
-                        CONF_MAX_RERUNS);
-                return 2;
-            }
-        } else if (!strcmp(a, "--time-reps")) {
-            NEED_VAL();
-            if (!parse_int(val, 0, 1000, &o.time_reps)) {
-                fprintf(stderr, "vkgrad conform: --time-reps '%s' must be 0..1000\n", val);
-                return 2;
-            }
-        } else if (!strcmp(a, "--baseline")) {
-            NEED_VAL();
-            baseline_path = val;
-        } else if (!strcmp(a, "--retimes")) {
-            NEED_VAL();
-            if (!parse_int(val, 0, CONF_MAX_RETIMES, &retime_rounds)) {
-                fprintf(stderr, "vkgrad conform: --retimes '%s' must be 0..%d\n", val,
-                        CONF_MAX_RETIMES);
-                return 2;
-            }
-        } else if (!strcmp(a, "--time-factor") || !strcmp(a, "--time-min-us")) {
-            NEED_VAL();
-            double *dst = !strcmp(a, "--time-factor") ? &co.time_factor : &co.time_min_us;
-            if (!parse_pos(val, dst)) {
-                fprintf(stderr, "vkgrad conform: %s '%s' must be a non-negative number\n", a,
-                        val);
-                return 2;
-            }
+            c->o.determinism = false;
         } else if (!strcmp(a, "--time-on-cpu-devices")) {
-            co.time_on_cpu_devices = true;
-        } else if (!strcmp(a, "--json")) {
-            NEED_VAL();
-            json = val;
-        } else if (!strcmp(a, "--junit")) {
-            NEED_VAL();
-            junit = val;
-        } else if (!strcmp(a, "--dump")) {
-            NEED_VAL();
-            o.dump_dir = val;
-        } else if (!strcmp(a, "--expectations")) {
-            NEED_VAL();
-            exp_path = val;
+            c->co.time_on_cpu_devices = true;
+        } else if (takes_value(a)) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "vkgrad conform: %s needs a value\n", a);
+                return 2;
+            }
+            if (parse_valued(c, a, argv[++i])) return 2;
         } else {
             fprintf(stderr, "vkgrad conform: unknown option '%s' (see --help)\n", a);
             return 2;
         }
-#undef NEED_VAL
     }
-    o.progress = !quiet;
-    o.n_faults = conf_faults_parse(NULL, o.faults, 8, msg, sizeof msg);
-    if (o.n_faults < 0) {
+    c->o.progress = !c->quiet;
+    char msg[CONF_MSG_MAX];
+    c->o.n_faults = conf_faults_parse(NULL, c->o.faults, 8, msg, sizeof msg);
+    if (c->o.n_faults < 0) {
         fprintf(stderr, "vkgrad conform: %s\n", msg);
         return 2;
     }
+    return -1;
+}
 
-    struct conf_expectation *exps = NULL;
-    int n_exps = 0;
-    if (exp_path && !conf_expectations_load(exp_path, &exps, &n_exps, msg, sizeof msg)) {
+/* Expectations and the baseline, read before the run: a bad file should not
+ * cost a whole run. Returns -1 to go on, else the exit status. */
+static int load_inputs(const struct conform_args *c, struct conform_run *r) {
+    char msg[CONF_MSG_MAX];
+    if (c->exp_path && !conf_expectations_load(c->exp_path, &r->exps, &r->n_exps, msg, sizeof msg)) {
         fprintf(stderr, "vkgrad conform: --expectations: %s\n", msg);
         return 2;
     }
-    /* read before the run: a bad baseline should not cost a whole run */
-    struct conf_result *base = NULL;
-    int n_base = 0;
-    if (baseline_path && !conf_results_load(baseline_path, &base, &n_base, msg, sizeof msg)) {
+    if (c->baseline_path &&
+        !conf_results_load(c->baseline_path, &r->base, &r->n_base, msg, sizeof msg)) {
         fprintf(stderr, "vkgrad conform: --baseline: %s\n", msg);
-        free(exps);
-        free(base);
         return 2;
     }
+    return -1;
+}
 
-    /* targets */
-    struct conf_target targets[17];
-    int n_targets = 0;
-    bool want_cpu = !strcmp(device, "all") || !strcmp(device, "cpu");
-    bool want_vk = !strcmp(device, "all") || !strcmp(device, "vulkan");
-    int only = -1;
-    if (!want_cpu && !want_vk) {
-        if (!parse_int(device, 0, 1 << 20, &only)) {
-            fprintf(stderr,
-                    "vkgrad conform: --device '%s' must be all, cpu, vulkan or a device index\n",
-                    device);
-            free(exps);
-            free(base);
-            return 2;
-        }
+/* The Vulkan devices, enumerated in a child when isolating (workers must be
+ * forked from a process that has not loaded a Vulkan driver). Returns the
+ * count, or -1 after saying why. */
+static int enumerate_vulkan(const struct conform_args *c, struct vkg_vulkan_device_info *infos,
+                            bool *available) {
+    char msg[CONF_MSG_MAX];
+    if (c->o.isolate) {
+        const int n = conf_vulkan_probe(infos, 16, available, msg, sizeof msg);
+        if (n < 0) fprintf(stderr, "vkgrad conform: %s\n", msg);
+        return n;
     }
-    if (want_cpu) conf_target_init(&targets[n_targets++], -1, msg, sizeof msg);
-    /* enumerate in a child when isolating: workers must be forked from a
-     * process that has not loaded a Vulkan driver */
+    *available = vkg_vulkan_available();
+    int n = vkg_vulkan_device_count();
+    if (n > 16) n = 16;
+    for (int d = 0; d < n; d++)
+        if (vkg_vulkan_device_get_info(d, &infos[d]) != VKG_STATUS_OK) {
+            fprintf(stderr, "vkgrad conform: Vulkan device %d: %s\n", d, vkg_last_error(NULL));
+            return -1;
+        }
+    return n;
+}
+
+/* The backends to run on (--device). Returns -1 to go on, else the exit
+ * status. */
+static int select_targets(const struct conform_args *c, struct conform_run *r) {
+    char msg[CONF_MSG_MAX];
+    const bool want_cpu = !strcmp(c->device, "all") || !strcmp(c->device, "cpu");
+    const bool want_vk = !strcmp(c->device, "all") || !strcmp(c->device, "vulkan");
+    int only = -1;
+    if (!want_cpu && !want_vk && !parse_int(c->device, 0, 1 << 20, &only)) {
+        fprintf(stderr, "vkgrad conform: --device '%s' must be all, cpu, vulkan or a device index\n",
+                c->device);
+        return 2;
+    }
+    if (want_cpu) conf_target_init(&r->targets[r->n_targets++], -1, msg, sizeof msg);
     struct vkg_vulkan_device_info vk_infos[16];
     bool vk_available = false;
-    int n_vk;
-    if (o.isolate) {
-        n_vk = conf_vulkan_probe(vk_infos, 16, &vk_available, msg, sizeof msg);
-        if (n_vk < 0) {
-            fprintf(stderr, "vkgrad conform: %s\n", msg);
-            free(exps);
-            free(base);
-            return 1;
-        }
-    } else {
-        vk_available = vkg_vulkan_available();
-        n_vk = vkg_vulkan_device_count();
-        for (int d = 0; d < n_vk && d < 16; d++)
-            if (vkg_vulkan_device_get_info(d, &vk_infos[d]) != VKG_STATUS_OK) {
-                fprintf(stderr, "vkgrad conform: Vulkan device %d: %s\n", d, vkg_last_error(NULL));
-                free(exps);
-                free(base);
-                return 1;
-            }
-        if (n_vk > 16) n_vk = 16;
-    }
+    const int n_vk = enumerate_vulkan(c, vk_infos, &vk_available);
+    if (n_vk < 0) return 1;
     for (int d = 0; d < n_vk; d++) {
         if (!want_vk && d != only) continue;
-        conf_target_from_info(&targets[n_targets++], d, &vk_infos[d]);
+        conf_target_from_info(&r->targets[r->n_targets++], d, &vk_infos[d]);
     }
-    if (only >= 0 && n_targets == 0) {
-        fprintf(
-            stderr,
-            "vkgrad conform: --device %d: Vulkan device %d does not exist (%d device%s found%s)\n",
-            only, only, n_vk, n_vk == 1 ? "" : "s",
-            vk_available ? "" : "; Vulkan is not available");
-        free(exps);
-        free(base);
+    if (only >= 0 && r->n_targets == 0) {
+        fprintf(stderr,
+                "vkgrad conform: --device %d: Vulkan device %d does not exist (%d device%s "
+                "found%s)\n",
+                only, only, n_vk, n_vk == 1 ? "" : "s",
+                vk_available ? "" : "; Vulkan is not available");
         return 2;
     }
     const char *req = getenv("VKGRAD_REQUIRE_VULKAN");
@@ -347,182 +374,201 @@ int vkg_cmd_conform(int argc, char **argv) {
         if (req && !strcmp(req, "1")) {
             fprintf(stderr,
                     "vkgrad conform: VKGRAD_REQUIRE_VULKAN=1 but no Vulkan device was found\n");
-            free(exps);
-            free(base);
             return 1;
         }
-        if (!quiet)
+        if (!c->quiet)
             fprintf(stderr, "vkgrad conform: no Vulkan device; running the CPU backend only\n");
     }
-    if (n_targets == 0) {
+    if (r->n_targets == 0) {
         fprintf(stderr, "vkgrad conform: no backend selected\n");
-        free(exps);
-        free(base);
         return 2;
     }
+    for (int t = 0; t < r->n_targets; t++)
+        if (r->targets[t].have_info && r->n_infos < 16) r->infos[r->n_infos++] = r->targets[t].info;
+    return -1;
+}
 
-    /* cases */
-    struct conf_vulkan_infos {
-        struct vkg_vulkan_device_info v[16];
-        int n;
-    } infos = {.n = 0};
-    for (int t = 0; t < n_targets; t++)
-        if (targets[t].have_info && infos.n < 16) infos.v[infos.n++] = targets[t].info;
-    struct conf_case *cases = NULL, *sel = NULL;
-    int n_cases = 0, n_sel = 0, cap_sel = 0;
-    struct conf_result *results = NULL;
-    struct conf_job *jobs = NULL;
-    if (n_named || case_list) {
-        for (int k = 0; k < n_named; k++) {
-            struct conf_case c;
-            if (!conf_case_parse(&c, named[k], msg, sizeof msg)) {
-                fprintf(stderr, "vkgrad conform: --case %s: %s\n", named[k], msg);
-                goto out;
-            }
-            for (int p = 0; p < n_params; p++)
-                if (!conf_case_set(&c, params[p], msg, sizeof msg)) {
-                    fprintf(stderr, "vkgrad conform: --param %s: %s\n", params[p], msg);
-                    goto out;
-                }
-            if (!push_case(&cases, &n_cases, &cap_sel, &c)) goto out;
+/* The cases of a --case-list file, appended. False after saying why. */
+static bool read_case_list(const char *path, struct conform_run *r, int *cap) {
+    char msg[CONF_MSG_MAX];
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "vkgrad conform: --case-list %s: cannot open\n", path);
+        return false;
+    }
+    char line[1024];
+    int ln = 0;
+    bool bad = false;
+    while (!bad && fgets(line, sizeof line, f)) {
+        ln++;
+        char *p = line;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        p[strcspn(p, " \t\r\n#")] = 0;
+        if (!*p) continue;
+        struct conf_case cc;
+        if (!conf_case_parse(&cc, p, msg, sizeof msg)) {
+            fprintf(stderr, "vkgrad conform: %s:%d: %s\n", path, ln, msg);
+            bad = true;
+        } else if (!push_case(&r->cases, &r->n_cases, cap, &cc)) {
+            bad = true;
         }
-        if (case_list) {
-            FILE *f = fopen(case_list, "r");
-            if (!f) {
-                fprintf(stderr, "vkgrad conform: --case-list %s: cannot open\n", case_list);
-                goto out;
-            }
-            char line[1024];
-            int ln = 0;
-            bool bad = false;
-            while (!bad && fgets(line, sizeof line, f)) {
-                ln++;
-                char *p = line;
-                while (*p == ' ' || *p == '\t')
-                    p++;
-                p[strcspn(p, " \t\r\n#")] = 0;
-                if (!*p) continue;
-                struct conf_case c;
-                if (!conf_case_parse(&c, p, msg, sizeof msg)) {
-                    fprintf(stderr, "vkgrad conform: %s:%d: %s\n", case_list, ln, msg);
-                    bad = true;
-                } else if (!push_case(&cases, &n_cases, &cap_sel, &c)) {
-                    bad = true;
-                }
-            }
-            fclose(f);
-            if (bad) goto out;
-        }
-        if (n_params && !n_named) {
-            fprintf(stderr, "vkgrad conform: --param applies to --case cases only\n");
-            goto out;
-        }
-    } else {
-        if (n_params) {
+    }
+    fclose(f);
+    return !bad;
+}
+
+/* The candidate cases: named ones (--case, --param, --case-list) or the
+ * sweep of the tier. False after saying why. */
+static bool gather_cases(const struct conform_args *c, struct conform_run *r) {
+    char msg[CONF_MSG_MAX];
+    int cap = 0;
+    if (!c->n_named && !c->case_list) {
+        if (c->n_params) {
             fprintf(stderr, "vkgrad conform: --param needs --case\n");
-            goto out;
+            return false;
         }
-        n_cases = conf_sweep(tier, infos.v, infos.n, &cases, msg, sizeof msg);
-        if (n_cases < 0) {
-            fprintf(stderr, "vkgrad conform: %s\n", msg);
-            goto out;
-        }
+        r->n_cases = conf_sweep(c->tier, r->infos, r->n_infos, &r->cases, msg, sizeof msg);
+        if (r->n_cases < 0) fprintf(stderr, "vkgrad conform: %s\n", msg);
+        return r->n_cases >= 0;
     }
-    cap_sel = 0;
-    for (int i = 0, kept = 0; i < n_cases; i++) {
-        bool ok = n_inc == 0;
-        for (int k = 0; k < n_inc && !ok; k++)
-            ok = conf_glob_match(inc[k], cases[i].name);
-        for (int k = 0; k < n_exc && ok; k++)
-            ok = !conf_glob_match(exc[k], cases[i].name);
+    for (int k = 0; k < c->n_named; k++) {
+        struct conf_case cc;
+        if (!conf_case_parse(&cc, c->named[k], msg, sizeof msg)) {
+            fprintf(stderr, "vkgrad conform: --case %s: %s\n", c->named[k], msg);
+            return false;
+        }
+        for (int p = 0; p < c->n_params; p++)
+            if (!conf_case_set(&cc, c->params[p], msg, sizeof msg)) {
+                fprintf(stderr, "vkgrad conform: --param %s: %s\n", c->params[p], msg);
+                return false;
+            }
+        if (!push_case(&r->cases, &r->n_cases, &cap, &cc)) return false;
+    }
+    if (c->case_list && !read_case_list(c->case_list, r, &cap)) return false;
+    if (c->n_params && !c->n_named) {
+        fprintf(stderr, "vkgrad conform: --param applies to --case cases only\n");
+        return false;
+    }
+    return true;
+}
+
+/* The selection: filters (--include, --exclude), then the shard. False
+ * after saying why. */
+static bool select_cases(const struct conform_args *c, struct conform_run *r) {
+    int cap = 0;
+    for (int i = 0, kept = 0; i < r->n_cases; i++) {
+        bool ok = c->n_inc == 0;
+        for (int k = 0; k < c->n_inc && !ok; k++)
+            ok = conf_glob_match(c->inc[k], r->cases[i].name);
+        for (int k = 0; k < c->n_exc && ok; k++)
+            ok = !conf_glob_match(c->exc[k], r->cases[i].name);
         if (!ok) continue;
-        if (kept++ % shard_n != shard_i) continue;
-        if (!push_case(&sel, &n_sel, &cap_sel, &cases[i])) goto out;
+        if (kept++ % c->shard_n != c->shard_i) continue;
+        if (!push_case(&r->sel, &r->n_sel, &cap, &r->cases[i])) return false;
     }
-    if (n_sel == 0 && (n_inc || n_exc)) {
+    if (r->n_sel == 0 && (c->n_inc || c->n_exc)) {
         fprintf(stderr, "vkgrad conform: no case matches the filters (see --list)\n");
-        goto out;
+        return false;
     }
-    if (list) {
-        for (int i = 0; i < n_sel; i++)
-            printf("%s\n", sel[i].name);
-        rc = 0;
-        goto out;
-    }
+    return true;
+}
 
-    /* jobs: target-major, so one child serves one backend */
-    int n_jobs = n_sel * n_targets;
-    results = calloc((size_t)(n_jobs ? n_jobs : 1), sizeof *results);
-    jobs = calloc((size_t)(n_jobs ? n_jobs : 1), sizeof *jobs);
-    if (!results || !jobs) {
-        fprintf(stderr, "vkgrad conform: out of memory\n");
-        goto out;
-    }
-    for (int t = 0, k = 0; t < n_targets; t++)
-        for (int i = 0; i < n_sel; i++, k++)
-            jobs[k] = (struct conf_job){&sel[i], &targets[t], &results[k]};
-    struct progress_state ps = {!quiet};
-    if (!conf_run_jobs(jobs, n_jobs, &o, on_progress, &ps)) {
-        fprintf(stderr, "vkgrad conform: cannot start child processes: %s\n", strerror(errno));
-        rc = 2;
-        goto out;
-    }
-
-    /* expectations, then reruns of the unexpected failures */
-    for (int k = 0; k < n_jobs; k++) {
-        struct conf_result *r = &results[k];
-        if (conf_status_ok(r->status)) continue;
-        const struct conf_expectation *e = conf_expectation_match(exps, n_exps, r);
+/* Unexpected failures matched against the expectations, the rest rerun to
+ * tell flakes from regressions. */
+static void expect_and_rerun(const struct conform_args *c, struct conform_run *r) {
+    for (int k = 0; k < r->n_jobs; k++) {
+        struct conf_result *res = &r->results[k];
+        if (conf_status_ok(res->status)) continue;
+        const struct conf_expectation *e = conf_expectation_match(r->exps, r->n_exps, res);
         if (e) {
-            snprintf(r->expectation, sizeof r->expectation, "%s: %.200s", e->status, e->reason);
+            snprintf(res->expectation, sizeof res->expectation, "%s: %.200s", e->status,
+                     e->reason);
             continue;
         }
-        struct conf_options ro = o;
+        struct conf_options ro = c->o;
         ro.dump_dir = NULL;
-        for (int rr = 0; rr < o.reruns; rr++) {
+        for (int rr = 0; rr < c->o.reruns; rr++) {
             struct conf_result again;
-            struct conf_job j = {jobs[k].c, jobs[k].t, &again};
+            struct conf_job j = {r->jobs[k].c, r->jobs[k].t, &again};
             if (!conf_run_jobs(&j, 1, &ro, NULL, NULL)) break;
-            r->reruns[r->n_reruns++] = again.status;
-            if (conf_status_ok(again.status)) r->flaky = true;
+            res->reruns[res->n_reruns++] = again.status;
+            if (conf_status_ok(again.status)) res->flaky = true;
         }
-        if (!quiet && o.reruns)
-            fprintf(stderr, "  rerun %s on %s: %s\n", r->case_name, r->backend,
-                    r->flaky ? "passed: a flake" : "failed again: a real failure");
+        if (!c->quiet && c->o.reruns)
+            fprintf(stderr, "  rerun %s on %s: %s\n", res->case_name, res->backend,
+                    res->flaky ? "passed: a flake" : "failed again: a real failure");
     }
+}
 
-    if (base && retime_rounds > 0) {
-        int before = count_unexpected(results, n_jobs);
-        int nr = conf_retime_suspects(jobs, n_jobs, base, n_base, &co, retime_rounds, &o,
-                                      quiet ? NULL : stderr);
-        if (nr < 0) {
-            fprintf(stderr, "vkgrad conform: cannot start child processes: %s\n",
-                    strerror(errno));
-            rc = 2;
-            goto out;
-        }
-        if (!quiet && nr > 0)
-            fprintf(stderr, "re-timed %d case%s%s\n", nr, nr == 1 ? "" : "s",
-                    count_unexpected(results, n_jobs) > before ? "; a re-time run failed" : "");
+/* Every (case, target) job, target-major so one child serves one backend,
+ * then expectations, reruns and re-times. Returns -1 to go on, else the
+ * exit status. */
+static int run_jobs(const struct conform_args *c, struct conform_run *r) {
+    r->n_jobs = r->n_sel * r->n_targets;
+    r->results = calloc((size_t)(r->n_jobs ? r->n_jobs : 1), sizeof *r->results);
+    r->jobs = calloc((size_t)(r->n_jobs ? r->n_jobs : 1), sizeof *r->jobs);
+    if (!r->results || !r->jobs) {
+        fprintf(stderr, "vkgrad conform: out of memory\n");
+        return 2;
     }
+    for (int t = 0, k = 0; t < r->n_targets; t++)
+        for (int i = 0; i < r->n_sel; i++, k++)
+            r->jobs[k] = (struct conf_job){&r->sel[i], &r->targets[t], &r->results[k]};
+    struct progress_state ps = {!c->quiet};
+    if (!conf_run_jobs(r->jobs, r->n_jobs, &c->o, on_progress, &ps)) {
+        fprintf(stderr, "vkgrad conform: cannot start child processes: %s\n", strerror(errno));
+        return 2;
+    }
+    expect_and_rerun(c, r);
+    if (!r->base || c->retime_rounds <= 0) return -1;
+    const int before = count_unexpected(r->results, r->n_jobs);
+    const int nr = conf_retime_suspects(r->jobs, r->n_jobs, r->base, r->n_base, &c->co,
+                                        c->retime_rounds, &c->o, c->quiet ? NULL : stderr);
+    if (nr < 0) {
+        fprintf(stderr, "vkgrad conform: cannot start child processes: %s\n", strerror(errno));
+        return 2;
+    }
+    if (!c->quiet && nr > 0)
+        fprintf(stderr, "re-timed %d case%s%s\n", nr, nr == 1 ? "" : "s",
+                count_unexpected(r->results, r->n_jobs) > before ? "; a re-time run failed" : "");
+    return -1;
+}
 
-    if (!quiet) conf_report_console_table(stdout, results, n_jobs);
-    /* a re-time run that failed made its case fail */
-    rc = count_unexpected(results, n_jobs) ? 1 : 0;
-    if (json && !conf_report_json(json, results, n_jobs, msg, sizeof msg)) {
+/* The table, --json and --junit. Returns the exit status: 1 on an unexpected
+ * failure (a re-time run that failed made its case fail), 2 when an output
+ * cannot be written. */
+static int write_outputs(const struct conform_args *c, const struct conform_run *r) {
+    char msg[CONF_MSG_MAX];
+    if (!c->quiet) conf_report_console_table(stdout, r->results, r->n_jobs);
+    int rc = count_unexpected(r->results, r->n_jobs) ? 1 : 0;
+    if (c->json && !conf_report_json(c->json, r->results, r->n_jobs, msg, sizeof msg)) {
         fprintf(stderr, "vkgrad conform: --json: %s\n", msg);
         rc = 2;
     }
-    if (junit && !conf_report_junit(junit, results, n_jobs, msg, sizeof msg)) {
+    if (c->junit && !conf_report_junit(c->junit, r->results, r->n_jobs, msg, sizeof msg)) {
         fprintf(stderr, "vkgrad conform: --junit: %s\n", msg);
         rc = 2;
     }
-out:
-    free(cases);
-    free(sel);
-    free(results);
-    free(jobs);
-    free(exps);
-    free(base);
+    return rc;
+}
+
+int vkg_cmd_conform(int argc, char **argv) {
+    static struct conform_args c; /* large: pattern tables */
+    int rc = parse_args(&c, argc, argv);
+    if (rc >= 0) return rc;
+    struct conform_run r;
+    memset(&r, 0, sizeof r);
+    rc = load_inputs(&c, &r);
+    if (rc < 0) rc = select_targets(&c, &r);
+    if (rc < 0) rc = gather_cases(&c, &r) && select_cases(&c, &r) ? -1 : 2;
+    if (rc < 0 && c.list) {
+        for (int i = 0; i < r.n_sel; i++)
+            printf("%s\n", r.sel[i].name);
+        rc = 0;
+    }
+    if (rc < 0) rc = run_jobs(&c, &r);
+    if (rc < 0) rc = write_outputs(&c, &r);
+    run_free(&r);
     return rc;
 }
