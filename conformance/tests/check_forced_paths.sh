@@ -40,15 +40,21 @@ run "gemm: big kernels only" 'out_prod*,mul_mat*' VKG_TUNE_GEMM=mid=0,small=0,sp
 run "cross entropy: streaming kernels" 'cross_entropy*,train_xent*' VKG_TUNE_CE=0
 run "cross entropy: rows past registers streamed (tiny sizes)" 'cross_entropy_loss_back*' \
   VKG_TUNE_CE_TAIL=32:2:3
-run "conv: persistent 16-byte kernel v32p" 'ssm_conv*' VKG_TUNE_CONV=v32p
-run "conv: v32p, 3 workgroups (row blocks split over several)" 'ssm_conv*' VKG_TUNE_CONV=v32p:3
-run "conv: v32f (one sequence: d_c summed in the same dispatch)" 'ssm_conv*' VKG_TUNE_CONV=v32f
-run "conv: v32f, 3 workgroups" 'ssm_conv*' VKG_TUNE_CONV=v32f:3
-run "conv: v32f, a workgroup per unit (more slots than loaded together)" 'ssm_conv*' \
-  VKG_TUNE_CONV=v32f:64
-run "conv: 16-byte kernel v16x2" 'ssm_conv*' VKG_TUNE_CONV=v16x2
-run "conv: 16-byte kernel v16w" 'ssm_conv*' VKG_TUNE_CONV=v16w
-run "conv: walk 16x128u" 'ssm_conv*' VKG_TUNE_CONV=16x128u
+run "conv: persistent 16-byte kernel, d_c by a second pass" 'ssm_conv*' \
+  VKGRAD_TUNING=conv.kernel=vec_persistent
+run "conv: persistent, 3 workgroups (row blocks split over several)" 'ssm_conv*' \
+  VKGRAD_TUNING=conv.kernel=vec_persistent,conv.workgroups=3
+run "conv: persistent, d_c summed in the same dispatch (one sequence)" 'ssm_conv*' \
+  VKGRAD_TUNING=conv.kernel=vec_persistent_fused
+run "conv: persistent fused, 3 workgroups" 'ssm_conv*' \
+  VKGRAD_TUNING=conv.kernel=vec_persistent_fused,conv.workgroups=3
+run "conv: persistent fused, a workgroup per unit (more slots than loaded together)" 'ssm_conv*' \
+  VKGRAD_TUNING=conv.kernel=vec_persistent_fused,conv.workgroups=64
+run "conv: 16-byte kernel, 256-position steps" 'ssm_conv*' VKGRAD_TUNING=conv.kernel=vec_256
+run "conv: 16-byte kernel, 256-position steps, chunks of several steps" 'ssm_conv*' \
+  VKGRAD_TUNING=conv.kernel=vec_256,conv.workgroups=1
+run "conv: 16-byte kernel, 128-position steps" 'ssm_conv*' VKGRAD_TUNING=conv.kernel=vec_128
+run "conv: generic walk at d_conv 4" 'ssm_conv*' VKGRAD_TUNING=conv.kernel=walk
 run "scan Mamba-2: chunked recurrence" 'ssm_scan_back.mamba2*' VKG_TUNE_SCAN_SSD=0
 run "scan Mamba-2: matrix form at every length" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1
 run "scan Mamba-2: matrix form, big-grid layout" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 \

@@ -187,16 +187,10 @@
  * (43 at 32 KiB, 85 at 48 KiB); larger d_conv is refused naming it. The
  * other kernels are used only where they fit; the limit stays the tiled
  * kernel's.
- * Tuning knob VKG_TUNE_CONV (forces a kernel for every size): "old" the
- * tiled kernel; "vNAME[:STEPS[:ORDER]]" a chunked 16-byte variant (vecs[]),
- * its steps per chunk (1..64; default: about VEC_WGS workgroups) and grid
- * order (0: channel blocks fastest, 1: chunks fastest); "vNAME[:G]" a
- * persistent one and its workgroups (default VEC_PERSIST_PER_SM per
- * multiprocessor, VEC_WGS where the count is unknown); "TILE[:CHUNK[:ORDER]]" a
- * walk (walks[]), its positions per chunk (64..4096, default 512) and grid
- * order. A variant that does not fit the device or the node falls back to
- * the smaller 16-byte variant, then to the generic walk, then to the tiled
- * kernel.
+ * Tuning (ssm_conv_plan.h, VKGRAD_TUNING): conv.kernel forces the
+ * backward's kernel, conv.workgroups the 16-byte kernels' grid. A kernel that
+ * does not fit the device or the node falls back to the smaller 16-byte
+ * variant, then to the generic walk, then to the tiled kernel.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -294,10 +288,8 @@ enum {
 };
 
 enum {
-    WALK_DC_MAX = 8,      /* DCMAX of ssm_conv_walk.comp */
-    WALK_CHUNK = 512,     /* default positions per chunk */
-    WALK_CHUNK_MIN = 64,  /* no more partials than the tiled kernel's */
-    WALK_CHUNK_MAX = 4096 /* keeps every invocation's loops short */
+    WALK_DC_MAX = 8,  /* DCMAX of ssm_conv_walk.comp */
+    WALK_CHUNK = 512, /* positions per chunk */
 };
 #define WALK_DEFAULT     "16x128u" /* any d_conv up to WALK_DC_MAX */
 #define WALK_DEFAULT_DC4 "16x64d"  /* d_conv 4: as fast or faster at every H200 shape */
@@ -307,8 +299,7 @@ enum {
 struct conv_plan {
     const struct conv_vec *v;
     const struct conv_walk *w;
-    uint32_t chunk, order, steps;
-    uint32_t wgs; /* persistent grid: workgroups (0: default) */
+    uint32_t wgs; /* conv.workgroups (0: default) */
 };
 
 /* Streaming multiprocessors of the device (VK_NV_shader_sm_builtins), 0
@@ -399,41 +390,26 @@ static bool vec_fits(const struct conv_vec *v, const struct vkg_vk_device *dev,
 }
 
 /* elems: positions x channels x sequences of sx, nt: tokens per sequence
- * (the default picks the 16-byte kernel only where it was measured faster:
- * H200, batches of short sequences, walk against v32p: 4352 x 256 tokens x
- * 16 sequences 0.083 / 0.106 ms, 4352 x 512 x 8 0.087 / 0.087, 8192 x 512
- * x 4 0.082 / 0.082, 1536 x 512 x 16 0.066 / 0.068; 4352 x 768 x 4 0.068 /
- * 0.065, 4352 x 1024 x 4 0.087 / 0.078, 5120 x 2048 x 2 0.096 / 0.085). */
+ * (the default picks the 16-byte kernel only where it was measured faster,
+ * ssm_conv.md). A kernel forced by t->kernel that does not fit gives way as
+ * the defaults do. */
 static struct conv_plan conv_plan_of(const struct vkg_vulkan_device_info *info, uint32_t wg_size_x,
-                                     int64_t dc, uint64_t elems, uint32_t nt, uint32_t sms) {
-    struct conv_plan pl = {
-        NULL, walk_named(dc == 4 ? WALK_DEFAULT_DC4 : WALK_DEFAULT), WALK_CHUNK, 0, 0, 0};
+                                     int64_t dc, uint64_t elems, uint32_t nt, uint32_t sms,
+                                     const struct vkg_vk_conv_tuning *t) {
+    struct conv_plan pl = {NULL, walk_named(dc == 4 ? WALK_DEFAULT_DC4 : WALK_DEFAULT), 0};
     if (elems >= VEC_MIN_ELEMS && nt >= VEC_MIN_TOK)
         pl.v = vec_named(sms ? VEC_DEFAULT_PERSIST : VEC_DEFAULT);
-    const char *env = getenv("VKG_TUNE_CONV");
-    if (env && *env) {
-        if (!strcmp(env, "old")) return (struct conv_plan){NULL, NULL, WALK_CHUNK, 0, 0, 0};
-        pl.v = vec_named(env);
-        if (pl.v) {
-            const char *c1 = strchr(env, ':');
-            long v = c1 ? strtol(c1 + 1, NULL, 10) : 0;
-            if (pl.v->persist && v >= 1 && v <= 65535)
-                pl.wgs = (uint32_t)v;
-            else if (v >= 1 && v <= VEC_STEPS_MAX)
-                pl.steps = (uint32_t)v;
-            const char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-            if (c2) pl.order = strtol(c2 + 1, NULL, 10) == 1;
-        }
-        const struct conv_walk *w = walk_named(env);
-        if (w) pl.w = w;
-        const char *c1 = strchr(env, ':');
-        if (c1) {
-            long v = strtol(c1 + 1, NULL, 10);
-            if (v >= WALK_CHUNK_MIN && v <= WALK_CHUNK_MAX) pl.chunk = (uint32_t)v;
-            const char *c2 = strchr(c1 + 1, ':');
-            if (c2) pl.order = strtol(c2 + 1, NULL, 10) == 1;
-        }
+    switch ((enum vkg_vk_conv_kernel)t->kernel) {
+    case VKG_VK_CONV_AUTO: break;
+    case VKG_VK_CONV_TILED: return (struct conv_plan){NULL, NULL, 0};
+    case VKG_VK_CONV_WALK: pl.v = NULL, pl.w = walk_named(WALK_DEFAULT); break;
+    case VKG_VK_CONV_WALK_D4: pl.v = NULL, pl.w = walk_named(WALK_DEFAULT_DC4); break;
+    case VKG_VK_CONV_VEC_128: pl.v = vec_named(VEC_SMALL); break;
+    case VKG_VK_CONV_VEC_256: pl.v = vec_named(VEC_DEFAULT); break;
+    case VKG_VK_CONV_VEC_PERSISTENT: pl.v = vec_named(VEC_PERSIST_REDUCE); break;
+    case VKG_VK_CONV_VEC_PERSISTENT_FUSED: pl.v = vec_named(VEC_DEFAULT_PERSIST); break;
     }
+    pl.wgs = (uint32_t)t->workgroups;
     /* A walk compiled for another d_conv, or too large for the device, gives
      * way to the generic one; failing that, to the tiled kernel. */
     if (!walk_fits(pl.w, info, wg_size_x, dc)) pl.w = &walks[0];
@@ -516,7 +492,7 @@ static enum vkg_status conv_encode(struct vkg_vk_encoder *enc, const struct vkg_
     const uint32_t sms = device_sm_count(dev);
     struct conv_plan pl =
         conv_plan_of(vkg_vk_encoder_info(enc), dev->props.limits.maxComputeWorkGroupSize[0], p.dc,
-                     (uint64_t)L * p.di * p.ns, p.nt, sms);
+                     (uint64_t)L * p.di * p.ns, p.nt, sms, &dev->tuning.conv);
     /* A variant too large for the device gives way to the smallest one. */
     if (pl.v && !vec_fits(pl.v, dev, &p)) pl.v = vec_named(VEC_SMALL);
     if (pl.v && !vec_fits(pl.v, dev, &p)) pl.v = NULL;
@@ -549,30 +525,26 @@ static enum vkg_status conv_encode(struct vkg_vk_encoder *enc, const struct vkg_
     if (pl.v && pl.v->persist) {
         pl.w = NULL; /* p.n_wg, p.n_tiles set above */
     } else if (pl.v) {
-        /* Chunks of about pl.steps steps (default: as many as give about
-         * VEC_WGS workgroups; fewer steps, more partials), equal in length. */
+        /* Chunks of as many steps as give about VEC_WGS workgroups (or
+         * conv.workgroups; fewer steps, more partials), equal in length. */
         const uint32_t tt = VEC_TT * pl.v->gpl;
         const uint32_t n_steps = (L + 4 + tt - 1) / tt;
         p.n_cb = (p.di + pl.v->cb - 1) / pl.v->cb;
-        if (!pl.steps) {
-            const uint64_t work = (uint64_t)n_steps * p.n_cb * p.ns;
-            pl.steps = work / VEC_WGS > VEC_STEPS_MAX ? VEC_STEPS_MAX : (uint32_t)(work / VEC_WGS);
-            if (!pl.steps) pl.steps = 1;
-        }
-        const uint32_t n_ch = (n_steps + pl.steps / 2) / pl.steps;
+        const uint64_t work = (uint64_t)n_steps * p.n_cb * p.ns, target = pl.wgs ? pl.wgs : VEC_WGS;
+        uint32_t steps = work / target > VEC_STEPS_MAX ? VEC_STEPS_MAX : (uint32_t)(work / target);
+        if (!steps) steps = 1;
+        const uint32_t n_ch = (n_steps + steps / 2) / steps;
         p.n_tiles = n_ch > 0 ? n_ch : 1;
         p.clen = (n_steps + p.n_tiles - 1) / p.n_tiles;
         p.n_tiles = (n_steps + p.clen - 1) / p.clen;
-        p.order = pl.order;
         pl.w = NULL;
     } else if (pl.w) {
-        /* Chunks of about pl.chunk positions, equal in length. */
-        const uint32_t n_ch = (L + pl.chunk / 2) / pl.chunk;
+        /* Chunks of about WALK_CHUNK positions, equal in length. */
+        const uint32_t n_ch = (L + WALK_CHUNK / 2) / WALK_CHUNK;
         p.n_tiles = n_ch > 0 ? n_ch : 1;
         p.clen = (L + p.n_tiles - 1) / p.n_tiles;
         p.n_tiles = (L + p.clen - 1) / p.clen;
         p.n_cb = (p.di + pl.w->cb - 1) / pl.w->cb;
-        p.order = pl.order;
     } else {
         p.n_tiles = (L + CONV_TC - 1) / CONV_TC;
         p.n_cb = (p.di + CONV_CB - 1) / CONV_CB;
@@ -619,9 +591,19 @@ const struct vkg_vk_op_family vkg_vk_family_ssm_conv = {
     .encode = conv_encode,
 };
 
-/* ---- tuning (placeholder until the family's knobs move here) ---- */
-const struct vkg_vk_tune_key vkg_vk_conv_tune_keys[] = {{NULL, 0, 0, 0, NULL, NULL}};
+/* ---- tuning ---- */
+static const char *const conv_kernel_names[] = {
+    "auto", "tiled", "walk", "walk_d4", "vec_128", "vec_256", "vec_persistent",
+    "vec_persistent_fused", NULL};
+const struct vkg_vk_tune_key vkg_vk_conv_tune_keys[] = {
+    VKG_VK_TUNE_ENUM(struct vkg_vk_conv_tuning, kernel, conv_kernel_names,
+                     "SSM_CONV_BACK's kernel for every node (auto: by shape and device)"),
+    VKG_VK_TUNE_INT(struct vkg_vk_conv_tuning, workgroups, 0, 65535,
+                    "16-byte kernels: persistent grid size, or chunked target (0: auto)"),
+    {NULL, 0, 0, 0, NULL, NULL}};
+
 void vkg_vk_conv_tuning_defaults(struct vkg_vk_conv_tuning *t, const struct vkg_vk_limits *lim) {
-    (void)lim;
-    t->unused = 0;
+    (void)lim; /* the defaults pick by shape while planning */
+    t->kernel = VKG_VK_CONV_AUTO;
+    t->workgroups = 0;
 }

@@ -43,9 +43,6 @@
 #ifndef WG
 #define WG 256
 #endif
-#ifndef DB
-#define DB 1
-#endif
 #ifndef PERSIST
 #define PERSIST 0
 #endif
@@ -100,7 +97,7 @@ vec4 ld_part(uint o) {
 layout(std430, set = 0, binding = 4) writeonly restrict buffer BufP { float p_data[]; };
 #endif
 
-shared vec4 gs4[(1 + DB) * BUF / 4];
+shared vec4 gs4[BUF / 4];
 
 uint row_base(uint c) {
     return c * PITCH + 4 * (c / 4);
@@ -112,9 +109,8 @@ void main() {
     if (wg >= p.n_cb * p.n_tiles * p.ns)
         return;
     const uint s = wg / (p.n_cb * p.n_tiles), r = wg % (p.n_cb * p.n_tiles);
-    // order 0: channel blocks fastest in the grid; 1: chunks fastest.
-    const uint cb = p.order == 0 ? r % p.n_cb : r / p.n_tiles;
-    const uint chunk = p.order == 0 ? r / p.n_cb : r % p.n_tiles;
+    // Channel blocks fastest in the grid.
+    const uint cb = r % p.n_cb, chunk = r / p.n_cb;
     const uint L = p.nt + DC - 1;
     const uint n_steps = (L + 4 + TT - 1) / TT;
     const uint tb = chunk * p.clen, te = min(tb + p.clen, n_steps); // steps of this chunk
@@ -152,15 +148,15 @@ void main() {
         if (v < GV && ch < p.di && t >= 0 && uint(t) < p.nt)                   \
             gr[q] = g4[(gbase + ch + uint(t) * p.g1) / 4];                     \
     }
-    // Transposed into buffer b: channel c, time row -> c's row at row + 4 - sh.
-#define STORE_G(b)                                                             \
+    // Transposed into shared memory: channel c, time row -> c's row at row + 4 - sh.
+#define STORE_G()                                                              \
     [[unroll]] for (uint q = 0; q < NGV; q++) {                                \
         const uint v = lid + WG * q, row = v / (CB / 4), c4 = 4 * (v % (CB / 4)); \
         if (v < GV) {                                                          \
             [[unroll]] for (uint e = 0; e < 4; e++) {                          \
                 const uint c = c4 + e;                                         \
                 const uint shc = (4u - ((p.off_d + L * (ch0 + c + p.di * s)) & 3u)) & 3u; \
-                const uint a = (b) * BUF + row_base(c) + row + 4 - shc;        \
+                const uint a = row_base(c) + row + 4 - shc;                    \
                 gs4[a / 4][a % 4] = gr[q][e];                                  \
             }                                                                  \
         }                                                                      \
@@ -189,31 +185,13 @@ void main() {
     [[unroll]] for (uint i = 0; i < RPW; i++)
         [[unroll]] for (uint j = 0; j < GPL; j++)
             LOAD_X(i, j, tb)
-#if DB
-    STORE_G(0)
-    if (tb + 1 < te) {
-        LOAD_G(tb + 1)
-    }
-#endif
     for (uint tau = tb; tau < te; tau++) {
-#if DB
-        const uint b = (tau - tb) & 1;
         barrier();
-        if (tau + 1 < te) {
-            STORE_G(b ^ 1)
-        }
-        if (tau + 2 < te) {
-            LOAD_G(tau + 2)
-        }
-#else
-        const uint b = 0;
-        barrier();
-        STORE_G(0)
+        STORE_G()
         barrier();
         if (tau + 1 < te) {
             LOAD_G(tau + 1)
         }
-#endif
         [[unroll]] for (uint i = 0; i < RPW * GPL; i++) {
             const uint j = i % GPL, ii = i / GPL;
             const uint c = w + NW * ii, ch = ch0 + c;
@@ -222,7 +200,7 @@ void main() {
                 LOAD_X(ii, j, tau + 1)
             if (ch >= p.di)
                 continue;
-            const uint a = b * BUF + row_base(c) + 4 * (lane + 32 * j) + 4;
+            const uint a = row_base(c) + 4 * (lane + 32 * j) + 4;
             const vec4 ga = gs4[a / 4], gb = gs4[a / 4 + 1];
             const float gw[8] = float[8](ga.x, ga.y, ga.z, ga.w, gb.x, gb.y, gb.z, gb.w);
             vec4 o = vec4(0.0);

@@ -36,13 +36,6 @@
 #ifndef WG
 #define WG 256             // invocations per workgroup
 #endif
-#ifndef EPIU
-#ifdef DCFIX
-#define EPIU 1
-#else
-#define EPIU 0
-#endif
-#endif
 #define NW (WG / 32)       // warps (groups of 32 invocations) per workgroup
 #define CPT (CB / NW)      // channels per invocation
 #define APT (TS / 32)      // positions per invocation per step
@@ -75,14 +68,9 @@ void main() {
     const uint wg = vkg_group_linear();
     if (wg >= p.n_cb * p.n_tiles * p.ns)
         return;
-    // order 0: channel blocks fastest (workgroups in flight read whole rows
-    // of g); order 1: chunks fastest (they read whole rows of sx).
-    uint cb, chunk;
+    // Channel blocks fastest: the workgroups in flight read whole rows of g.
     const uint s = wg / (p.n_cb * p.n_tiles), r = wg % (p.n_cb * p.n_tiles);
-    if (p.order == 0)
-        cb = r % p.n_cb, chunk = r / p.n_cb;
-    else
-        chunk = r % p.n_tiles, cb = r / p.n_tiles;
+    const uint cb = r % p.n_cb, chunk = r / p.n_cb;
     const uint L = p.nt + DC - 1;
     const uint ch0 = cb * CB;
     const uint ub = chunk * p.clen, ue = min(ub + p.clen, L);
@@ -170,12 +158,9 @@ void main() {
     const uint n_dsx = L * p.di * p.ns;
     const bool direct = p.n_tiles * p.ns == 1;
     const uint part = p.off_p + (s * p.n_tiles + chunk) * p.di * DC;
-    // Unrolled (EPIU), k0 is a constant and dcacc can stay in registers; a
+    // Unrolled, k0 is a constant and dcacc can stay in registers; a
     // runtime k0 indexes dcacc dynamically, which may push it to memory.
-#if EPIU
-    [[unroll]]
-#endif
-    for (uint k0 = 0; k0 < DC; k0 += KG) {
+    [[unroll]] for (uint k0 = 0; k0 < DC; k0 += KG) {
         barrier();
         [[unroll]] for (uint j = 0; j < CPT; j++)
             [[unroll]] for (uint kk = 0; kk < KG; kk++)
