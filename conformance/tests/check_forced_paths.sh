@@ -35,8 +35,10 @@ run() { # label, include, [--full (the full tier's cases)], env assignments...
     fails=$((fails + 1))
   fi
 }
-run "gemm: transpose pre-pass on every plan" 'out_prod*,mul_mat*' VKG_TUNE_GEMM=tr=2
-run "gemm: big kernels only" 'out_prod*,mul_mat*' VKG_TUNE_GEMM=mid=0,small=0,split=0
+run "gemm: transpose pre-pass on every plan" 'out_prod*,mul_mat*' VKGRAD_TUNING=gemm.transpose=always
+run "gemm: big kernels only" 'out_prod*,mul_mat*' VKGRAD_TUNING=gemm.mid=0,gemm.small=0,gemm.split=0
+run "gemm: the 128x128 big kernel only" 'out_prod*,mul_mat*' \
+  VKGRAD_TUNING=gemm.big=128x128,gemm.mid=0,gemm.small=0,gemm.split=0
 run "cross entropy: streaming kernels" 'cross_entropy*,train_xent*' VKG_TUNE_CE=0
 run "cross entropy: rows past registers streamed (tiny sizes)" 'cross_entropy_loss_back*' \
   VKG_TUNE_CE_TAIL=32:2:3

@@ -20,11 +20,10 @@
  * Vulkan does not expose the SM count (an H200 has 132). A split writes
  * partial tiles to scratch and a second pass (shaders/gemm_reduce.comp) adds
  * them in split order, so results stay deterministic.
- * The big kernels (and, with v4small=1, the others) stage an operand with
- * 16-byte loads where its offset and strides allow (v4_ok), chosen per
- * pipeline by specialization constants (GEMM_V4, GEMM_KMAP; see
- * ops_gemm.glsl); elsewhere the scalar staging runs.
- * Transposed operands (tr): staging a k-contiguous operand transposes it on
+ * The big kernels stage an operand with 16-byte loads where its offset and
+ * strides allow (v4_ok), chosen per pipeline by a specialization constant
+ * (GEMM_V4; see ops_gemm.glsl); elsewhere the scalar staging runs.
+ * Transposed operands (gemm.transpose): staging a k-contiguous operand transposes it on
  * its way into shared memory, which costs the big kernel ~8% (an H200,
  * 4096^3: 3.47 ms with src1 transposed vs 3.18 ms without). Where the plan
  * for the row-contiguous form is a big kernel, such operands are first
@@ -35,35 +34,20 @@
  * 0.149 -> 0.144; MUL_MAT (both operands k-contiguous) 2048x2048x512
  * 140 -> 126 us. The copy
  * moves values, so the sums and their order are unchanged (bitwise equal).
- * Smaller plans keep staging in place: tr=2 (copy for every plan) made the
+ * Smaller plans keep staging in place: always (copy for every plan) made the
  * small shapes slower (512x64x256 0.014 -> 0.017 ms, 1024x256x1024 0.034 ->
  * 0.037) and the demo's MUL_MAT 15.4 -> 18.7 us.
- * Tuning knob (never needed for correctness): VKG_TUNE_GEMM="big=N,bigt=N,
- * mid=0|1,small=0|1,split=0|1,tiles=N,fill=N,kbig=N,kmid=N,ksmall=N,v4=0..3,
- * v4row=0|1,v4small=0|1,swap=0|1,tr=0..2,trmin=N", any subset, overrides the
- * defaults in gemm_tune_get(); big indexes k_big[] and bigt is the big
- * kernel used when an operand is k-contiguous (and not copied); v4 is the
- * GEMM_KMAP of k-contiguous operands (0: scalar staging), v4row turns 16-byte
- * staging on for row-contiguous ones, v4small in the mid and small kernels
- * too; swap computes D^T (A and B exchanged) when only B is k-contiguous,
- * putting it on the wide side of the tile; tr: 0 never copy, 1 for big
- * plans, 2 for every plan, and only when M * N * K >= trmin * 2^24.
- * Defaults v4=2, v4row=1, v4small=0, swap=0, tr=1, trmin=0. Round 2 (before
- * tr): 4096^3 OUT_PROD 3.29 ms (scalar staging 3.40), transposed src1 3.46
- * ms (scalar 3.64); v4=1 3.52, swap 3.79-3.92 (one visit each). v4small=1:
- * equal or slower (1024x256x1024 transposed 0.034 -> 0.038 ms).
+ * Tuning: struct vkg_vk_gemm_tuning (matmul_plan.h), keys gemm.* of
+ * VKGRAD_TUNING. Round 2 (before the transpose pre-pass): 4096^3 OUT_PROD
+ * 3.29 ms (scalar staging 3.40), transposed src1 3.46 ms (scalar 3.64).
  * Limits: the 128x128 kernel needs 16.5 KiB of shared memory and 256
  * invocations per workgroup; the other shapes are used only where they fit.
  * Grids past maxComputeWorkGroupCount are walked by grid-stride loops.
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "vk_impl.h"
 
 #include "vkg_vk_spv_gemm_256x128.spv.h"
-#include "vkg_vk_spv_gemm_256x128pw.spv.h"
 #include "vkg_vk_spv_gemm_m64.spv.h"
 #include "vkg_vk_spv_gemm_reduce.spv.h"
 #include "vkg_vk_spv_gemm_s32.spv.h"
@@ -102,7 +86,6 @@ _Static_assert(sizeof(struct vkg_gemm_transpose_push) == 48, "gemm_transpose.com
 static const struct vkg_vk_kernel k_mul_mat = GEMM_KERNEL(vkg_vk_spv_mul_mat);
 static const struct vkg_vk_kernel k_out_prod = GEMM_KERNEL(vkg_vk_spv_out_prod);
 static const struct vkg_vk_kernel k_256x128 = GEMM_KERNEL(vkg_vk_spv_gemm_256x128);
-static const struct vkg_vk_kernel k_256x128pw = GEMM_KERNEL(vkg_vk_spv_gemm_256x128pw);
 static const struct vkg_vk_kernel k_m64 = GEMM_KERNEL(vkg_vk_spv_gemm_m64);
 static const struct vkg_vk_kernel k_s32 = GEMM_KERNEL(vkg_vk_spv_gemm_s32);
 static const struct vkg_vk_kernel k_reduce =
@@ -122,112 +105,18 @@ static uint32_t shape_shared(const struct gemm_shape *g) {
     return g->stages * g->bk * ((g->bm / 4 + g->pad) + (g->bn / 4 + g->pad)) * 16;
 }
 
-/* Big kernels, selected by big=N. 0 (128x128, 256 invocations of 8x8, BK 16,
- * 16.5 KiB) fits every device we accept; 1 (256x128, 512 invocations of 8x8,
- * BK 32, 48 KiB) is the default where it fits: on an H200 4096^3 OUT_PROD
- * 3.39 ms vs 3.65 ms, transposed src1 3.63 vs 3.91 ms. 512 invocations make
- * the compiler keep each invocation within 128 registers, so the SM holds 16
- * warps. 2 (knob only): 256x128, BK 16, two staging buffers filled by
- * 16-byte register prefetch (one barrier per step) and GEMM_WARP2D; 4096^3
- * OUT_PROD 3.157-3.161 ms vs 3.166-3.185 for 1 (three pairs, two visits)
- * but 4096x4096x512 0.473 vs 0.468, so not the default. Measured no faster
- * than 1 on the H200 and removed: 1 + GEMM_WARP2D alone (3.197 ms), 2
- * without WARP2D (3.218), 128x128 double-buffered + WARP2D with two
- * workgroups per SM (3.349), 1 with the next k's shared reads issued before
- * this k's FMAs, with and without WARP2D (3.167-3.171). The kernel is bound
- * by neither global latency nor shared-memory passes; earlier rounds:
- * scalar double buffering (5-65% slower), 128 accumulators per invocation
- * (17-20% slower). Round 8: the epilogue stores an invocation's 4 rows of a
- * column as one 16-byte store where D's rows are contiguous and aligned
- * (scalar stores 16 bytes apart wrote a quarter of each sector per
- * instruction): 4096^3 3.161-3.168 -> 3.115-3.121 ms, 4096x4096x512
- * 0.469-0.470 -> 0.415-0.416 (alternating runs, one visit). */
+/* Big kernels, by enum vkg_vk_gemm_big. 128x128 (256 invocations of 8x8,
+ * BK 16, 16.5 KiB) fits every device we accept; 256x128 (512 invocations of
+ * 8x8, BK 32, 48 KiB) is the default where it fits. */
 static const struct gemm_shape k_big[] = {
-    {NULL, 128, 128, 16, 256, 1, 1, true},         /* 0: fits every device */
-    {&k_256x128, 256, 128, 32, 512, 1, 0, true},   /* 1 */
-    {&k_256x128pw, 256, 128, 16, 512, 2, 0, true}, /* 2: double-buffered + GEMM_WARP2D */
+    [VKG_VK_GEMM_BIG_128X128] = {NULL, 128, 128, 16, 256, 1, 1, true},
+    [VKG_VK_GEMM_BIG_256X128] = {&k_256x128, 256, 128, 32, 512, 1, 0, true},
 };
 enum { N_BIG = sizeof k_big / sizeof k_big[0] };
 static const struct gemm_shape k_mid = {&k_m64, 64, 64, 16, 256, 2, 1, false};
 static const struct gemm_shape k_small = {&k_s32, 32, 32, 16, 64, 2, 1, false};
 
 enum { REDUCE_WG = 256 };
-
-struct gemm_tune {
-    int big, big_t; /* big kernel; big_t: the one when an operand is k-contiguous */
-    int mid, small, split;
-    int v4, v4row; /* 16-byte staging of k-contiguous operands (GEMM_KMAP, 0 off); of the others */
-    int v4small;   /* ... in the mid and small kernels too */
-    int swap;      /* only B k-contiguous: compute D^T so that it is the wide (A) side */
-    int tr;        /* k-contiguous operands copied transposed first: 0 never, 1 big kernel, 2 any */
-    uint32_t trmin; /* ... when M * N * K >= trmin * 2^24 */
-    uint32_t tiles, fill, kbig, kmid, ksmall;
-};
-
-/* Defaults (the best measured on an H200), overridden by VKG_TUNE_GEMM. */
-static struct gemm_tune gemm_tune_get(void) {
-    struct gemm_tune t = {.big = 1,
-                          .big_t = -1,
-                          .mid = 1,
-                          .small = 1,
-                          .split = 1,
-                          .v4 = 2,
-                          .v4row = 1,
-                          .v4small = 0,
-                          .swap = 0,
-                          .tr = 1,
-                          .trmin = 0,
-                          .tiles = 256,
-                          .fill = 128,
-                          .kbig = 512,
-                          .kmid = 128,
-                          .ksmall = 64};
-    const char *env = getenv("VKG_TUNE_GEMM");
-    if (!env) return t;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", env);
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
-         tok = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(tok, '=');
-        if (!eq) continue;
-        *eq = '\0';
-        const long v = strtol(eq + 1, NULL, 10);
-        const bool count = v > 0 && v < (1L << 20);
-        if (!strcmp(tok, "big") && v >= 0 && v < N_BIG)
-            t.big = (int)v;
-        else if (!strcmp(tok, "bigt") && v >= 0 && v < N_BIG)
-            t.big_t = (int)v;
-        else if (!strcmp(tok, "mid"))
-            t.mid = v != 0;
-        else if (!strcmp(tok, "small"))
-            t.small = v != 0;
-        else if (!strcmp(tok, "split"))
-            t.split = v != 0;
-        else if (!strcmp(tok, "v4") && v >= 0 && v <= 3)
-            t.v4 = (int)v;
-        else if (!strcmp(tok, "v4row"))
-            t.v4row = v != 0;
-        else if (!strcmp(tok, "v4small"))
-            t.v4small = v != 0;
-        else if (!strcmp(tok, "swap"))
-            t.swap = v != 0;
-        else if (!strcmp(tok, "tr") && v >= 0 && v <= 2)
-            t.tr = (int)v;
-        else if (!strcmp(tok, "trmin") && v >= 0 && v < (1L << 30))
-            t.trmin = (uint32_t)v;
-        else if (!strcmp(tok, "tiles") && count)
-            t.tiles = (uint32_t)v;
-        else if (!strcmp(tok, "fill") && count)
-            t.fill = (uint32_t)v;
-        else if (!strcmp(tok, "kbig") && count)
-            t.kbig = (uint32_t)v;
-        else if (!strcmp(tok, "kmid") && count)
-            t.kmid = (uint32_t)v;
-        else if (!strcmp(tok, "ksmall") && count)
-            t.ksmall = (uint32_t)v;
-    }
-    return t;
-}
 
 static bool shape_fits(const struct vkg_vk_device *dev, const struct gemm_shape *g) {
     const struct vkg_vulkan_device_info *info = vkg_vk_device_info(dev);
@@ -266,12 +155,12 @@ static uint64_t shape_tiles(const struct gemm_shape *g, const struct vkg_gemm_pu
  * that bring g's workgroups up to `tiles`; 1 when no split is worth it or
  * the partials would not fit one binding with 32-bit element indices. */
 static uint32_t plan_split(const struct vkg_vk_device *dev, const struct gemm_shape *g,
-                           const struct vkg_gemm_push *p, const struct gemm_tune *t, uint32_t kmin,
+                           const struct vkg_gemm_push *p, const struct vkg_vk_gemm_tuning *t, uint32_t kmin,
                            uint32_t *k_chunk) {
     const uint64_t tiles = shape_tiles(g, p);
     *k_chunk = p->K;
-    if (!t->split || tiles >= t->tiles) return 1;
-    uint64_t s = (t->tiles + tiles - 1) / tiles;
+    if (!t->split || tiles >= (uint64_t)t->tiles) return 1;
+    uint64_t s = ((uint64_t)t->tiles + tiles - 1) / tiles;
     if (s > p->K / kmin) s = p->K / kmin;
     if (s < 2) return 1;
     uint64_t chunk = (p->K + s - 1) / s;
@@ -290,19 +179,19 @@ static uint32_t plan_split(const struct vkg_vk_device *dev, const struct gemm_sh
 static const struct gemm_shape *gemm_plan(const struct vkg_vk_device *dev,
                                           const struct vkg_gemm_push *p, uint32_t *n_split,
                                           uint32_t *k_chunk) {
-    const struct gemm_tune t = gemm_tune_get();
-    const bool k_fast = (p->sa_k == 1 && p->sa_i != 1) || (p->sb_k == 1 && p->sb_j != 1);
-    const int big = k_fast && t.big_t >= 0 ? t.big_t : t.big;
+    const struct vkg_vk_gemm_tuning *t = &dev->tuning.gemm;
     const struct gemm_shape *cand[3];
     uint32_t kmin[3];
     int n = 0;
-    cand[n] = shape_fits(dev, &k_big[big]) ? &k_big[big] : &k_big[0], kmin[n++] = t.kbig;
-    if (t.mid && shape_fits(dev, &k_mid)) cand[n] = &k_mid, kmin[n++] = t.kmid;
-    if (t.small && shape_fits(dev, &k_small)) cand[n] = &k_small, kmin[n++] = t.ksmall;
+    cand[n] = shape_fits(dev, &k_big[t->big]) ? &k_big[t->big] : &k_big[0];
+    kmin[n++] = (uint32_t)t->kmin_big;
+    if (t->mid && shape_fits(dev, &k_mid)) cand[n] = &k_mid, kmin[n++] = (uint32_t)t->kmin_mid;
+    if (t->small && shape_fits(dev, &k_small))
+        cand[n] = &k_small, kmin[n++] = (uint32_t)t->kmin_small;
     for (int i = 0; i < n; i++) {
         const uint64_t tiles = shape_tiles(cand[i], p);
-        *n_split = plan_split(dev, cand[i], p, &t, kmin[i], k_chunk);
-        if (i == n - 1 || tiles * *n_split >= t.fill) return cand[i];
+        *n_split = plan_split(dev, cand[i], p, t, kmin[i], k_chunk);
+        if (i == n - 1 || tiles * *n_split >= (uint64_t)t->fill) return cand[i];
     }
     return cand[n - 1]; /* not reached: the last candidate always returns */
 }
@@ -310,11 +199,11 @@ static const struct gemm_shape *gemm_plan(const struct vkg_vk_device *dev,
 /* Whether one operand (offset, row / k / batch strides, rows) can be staged
  * with 16-byte loads: every chunk of 4 floats along its unit-stride axis
  * starts at a multiple of 4 elements and lies wholly inside or outside. */
-static bool v4_ok(const struct gemm_tune *t, uint32_t off, uint32_t s_row, uint32_t s_k,
-                  uint32_t s_2, uint32_t s_3, uint32_t rows, uint32_t K) {
+static bool v4_ok(uint32_t off, uint32_t s_row, uint32_t s_k, uint32_t s_2, uint32_t s_3,
+                  uint32_t rows, uint32_t K) {
     if (off % 4 || s_2 % 4 || s_3 % 4) return false;
-    if (s_k == 1 && s_row != 1) return t->v4 > 0 && s_row % 4 == 0 && K % 4 == 0;
-    if (s_row == 1) return t->v4row && s_k % 4 == 0 && rows % 4 == 0;
+    if (s_k == 1 && s_row != 1) return s_row % 4 == 0 && K % 4 == 0;
+    if (s_row == 1) return s_k % 4 == 0 && rows % 4 == 0;
     return false;
 }
 
@@ -405,33 +294,23 @@ static enum vkg_status matmul_encode(struct vkg_vk_encoder *enc, const struct vk
     p.off_b = vkg_vk_elem_offset(enc, b);
     p.off_d = vkg_vk_elem_offset(enc, node);
 
-    const struct gemm_tune tune = gemm_tune_get();
-    const bool a_kf = p.sa_k == 1 && p.sa_i != 1, b_kf = p.sb_k == 1 && p.sb_j != 1;
-    if (tune.swap && b_kf && !a_kf && p.r2 == 1 && p.r3 == 1) {
-        /* D^T[j, i] = sum_k B[j, k] A[i, k]: same sums, same order. */
-        const uint32_t tmp[7] = {p.M, p.off_a, p.sa_i, p.sa_k, p.sa_2, p.sa_3, p.sd_i};
-        p.M = p.N, p.off_a = p.off_b, p.sa_i = p.sb_j, p.sa_k = p.sb_k;
-        p.sa_2 = p.sb_2, p.sa_3 = p.sb_3, p.sd_i = p.sd_j;
-        p.N = tmp[0], p.off_b = tmp[1], p.sb_j = tmp[2], p.sb_k = tmp[3];
-        p.sb_2 = tmp[4], p.sb_3 = tmp[5], p.sd_j = tmp[6];
-        const struct vkg_tensor *tt = t[0];
-        t[0] = t[1], t[1] = tt;
-    }
+    const struct vkg_vk_gemm_tuning *tune = &dev->tuning.gemm;
     /* k-contiguous operands copied transposed first (tr, see the design
-     * comment), where the plan for the row-contiguous copies is a kernel the
-     * knob allows and the product is big enough. */
+     * comment), where the plan for the row-contiguous copies is a kernel
+     * gemm.transpose allows. */
     const struct gemm_operand op_a = {&t[0],   &p.off_a, &p.sa_i,       &p.sa_k,      &p.sa_2,
                                       &p.sa_3, p.M,      p.n_b2 / p.r2, p.n_b3 / p.r3};
     const struct gemm_operand op_b = {&t[1],   &p.off_b, &p.sb_j, &p.sb_k, &p.sb_2,
                                       &p.sb_3, p.N,      p.n_b2,  p.n_b3};
-    const bool tr_a = tune.tr && transpose_ok(dev, &op_a, p.K);
-    const bool tr_b = tune.tr && transpose_ok(dev, &op_b, p.K);
-    if ((tr_a || tr_b) && (uint64_t)p.M * p.N * p.K >= ((uint64_t)tune.trmin << 24)) {
+    const bool tr_on = tune->transpose != VKG_VK_GEMM_TRANSPOSE_NEVER;
+    const bool tr_a = tr_on && transpose_ok(dev, &op_a, p.K);
+    const bool tr_b = tr_on && transpose_ok(dev, &op_b, p.K);
+    if (tr_a || tr_b) {
         struct vkg_gemm_push q = p;
         uint32_t q_split, q_chunk;
         if (tr_a) q.sa_i = 1, q.sa_k = p.M;
         if (tr_b) q.sb_j = 1, q.sb_k = p.N;
-        if (tune.tr == 2 || is_big(gemm_plan(dev, &q, &q_split, &q_chunk))) {
+        if (tune->transpose == VKG_VK_GEMM_TRANSPOSE_ALWAYS || is_big(gemm_plan(dev, &q, &q_split, &q_chunk))) {
             enum vkg_status st = VKG_STATUS_OK;
             if (tr_a) st = transpose_operand(enc, &op_a, p.K);
             if (st == VKG_STATUS_OK && tr_b) st = transpose_operand(enc, &op_b, p.K);
@@ -441,14 +320,14 @@ static enum vkg_status matmul_encode(struct vkg_vk_encoder *enc, const struct vk
     }
     const struct gemm_shape *g = gemm_plan(dev, &p, &p.n_split, &p.k_chunk);
     const struct vkg_vk_kernel *k = g->k ? g->k : is_mm ? &k_mul_mat : &k_out_prod;
-    /* Specialization constants GEMM_V4, GEMM_KMAP of ops_gemm.glsl (the
-     * kernels that take them). */
-    uint32_t spec[2] = {0, tune.v4 > 0 ? (uint32_t)tune.v4 : 1};
-    if (g->v4 || tune.v4small) {
-        if (v4_ok(&tune, p.off_a, p.sa_i, p.sa_k, p.sa_2, p.sa_3, p.M, p.K)) spec[0] |= 1;
-        if (v4_ok(&tune, p.off_b, p.sb_j, p.sb_k, p.sb_2, p.sb_3, p.N, p.K)) spec[0] |= 2;
+    /* Specialization constant GEMM_V4 of ops_gemm.glsl (the kernels that
+     * take it): bit 0 stages A with 16-byte loads, bit 1 B. */
+    uint32_t spec[1] = {0};
+    if (g->v4) {
+        if (v4_ok(p.off_a, p.sa_i, p.sa_k, p.sa_2, p.sa_3, p.M, p.K)) spec[0] |= 1;
+        if (v4_ok(p.off_b, p.sb_j, p.sb_k, p.sb_2, p.sb_3, p.N, p.K)) spec[0] |= 2;
     }
-    const uint32_t n_spec = spec[0] ? 2 : 0;
+    const uint32_t n_spec = spec[0] ? 1 : 0;
     const uint32_t *lim = dev->props.limits.maxComputeWorkGroupCount;
     const uint32_t gx = clamp_groups(((uint64_t)p.M + g->bm - 1) / g->bm, lim[0]);
     const uint32_t gy = clamp_groups(((uint64_t)p.N + g->bn - 1) / g->bn, lim[1]);
@@ -490,9 +369,43 @@ const struct vkg_vk_op_family vkg_vk_family_matmul = {
     .encode = matmul_encode,
 };
 
-/* ---- tuning (placeholder until the family's knobs move here) ---- */
-const struct vkg_vk_tune_key vkg_vk_gemm_tune_keys[] = {{NULL, 0, 0, 0, NULL, NULL}};
+/* ---- tuning ---- */
+
+static const char *const big_names[] = {"128x128", "256x128", NULL};
+static const char *const transpose_names[] = {"never", "big", "always", NULL};
+#define GEMM_KEY(field, lo, hi, doc) VKG_VK_TUNE_INT(struct vkg_vk_gemm_tuning, field, lo, hi, doc)
+const struct vkg_vk_tune_key vkg_vk_gemm_tune_keys[] = {
+    VKG_VK_TUNE_ENUM(struct vkg_vk_gemm_tuning, big, big_names,
+                     "big tile kernel (256x128 where 48 KiB of shared memory and 512 "
+                     "invocations are offered, else 128x128)"),
+    GEMM_KEY(mid, 0, 1, "1: the 64x64 kernel may be chosen"),
+    GEMM_KEY(small, 0, 1, "1: the 32x32 kernel may be chosen"),
+    GEMM_KEY(split, 0, 1, "1: K may be split into chunks, a second pass adding them in order"),
+    GEMM_KEY(tiles, 1, 1 << 20, "workgroups a kernel must give unsplit to be taken"),
+    GEMM_KEY(fill, 1, 1 << 20, "workgroups a kernel must give with K split to be taken"),
+    GEMM_KEY(kmin_big, 1, 1 << 20, "shortest K chunk of a split, big kernel"),
+    GEMM_KEY(kmin_mid, 1, 1 << 20, "shortest K chunk of a split, 64x64 kernel"),
+    GEMM_KEY(kmin_small, 1, 1 << 20, "shortest K chunk of a split, 32x32 kernel"),
+    VKG_VK_TUNE_ENUM(struct vkg_vk_gemm_tuning, transpose, transpose_names,
+                     "k-contiguous operands copied transposed first: never, where the plan is a "
+                     "big kernel, always"),
+    {NULL, 0, 0, 0, NULL, NULL},
+};
+
 void vkg_vk_gemm_tuning_defaults(struct vkg_vk_gemm_tuning *t, const struct vkg_vk_limits *lim) {
-    (void)lim;
-    t->unused = 0;
+    const struct gemm_shape *b = &k_big[VKG_VK_GEMM_BIG_256X128];
+    const bool fits = lim->max_shared_memory >= shape_shared(b) &&
+                      lim->max_workgroup_invocations >= b->wg && lim->max_workgroup_size[0] >= b->wg;
+    *t = (struct vkg_vk_gemm_tuning){
+        .big = fits ? VKG_VK_GEMM_BIG_256X128 : VKG_VK_GEMM_BIG_128X128,
+        .mid = 1,
+        .small = 1,
+        .split = 1,
+        .tiles = 256,
+        .fill = 128,
+        .kmin_big = 512,
+        .kmin_mid = 128,
+        .kmin_small = 64,
+        .transpose = VKG_VK_GEMM_TRANSPOSE_BIG,
+    };
 }

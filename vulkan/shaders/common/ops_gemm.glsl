@@ -16,11 +16,7 @@
 //   buffers; the next step's global loads are issued into registers before
 //   the current step's FMAs and stored after them, one barrier per step, so
 //   global latency hides behind arithmetic (but the loaded values stay live
-//   across the FMAs, which costs registers: ops/matmul.c says which tiles
-//   measured faster with which).
-//   GEMM_WARP2D 1: invocation idx maps to (tx, ty) so that each 32 of them
-//   hold an 8 x 4 patch of register blocks instead of a 32 x 1 row (fewer
-//   shared-memory passes per k in the inner loop; see main()).
+//   across the FMAs, which costs registers; the big tiles run without it).
 // A tile is loaded along whichever of its axes has unit stride, so the
 // transposed-src1 case reads global memory as coalesced as the contiguous
 // one. Edges: staged tiles are zero-filled, stores are bounds-checked.
@@ -63,9 +59,6 @@
 #ifndef GEMM_LOADMAP
 #define GEMM_LOADMAP 0
 #endif
-#ifndef GEMM_WARP2D
-#define GEMM_WARP2D 0
-#endif
 
 #define BM GEMM_BM
 #define BN GEMM_BN
@@ -81,9 +74,6 @@
 #define GB (BN * BK / (4 * WG))
 #define STAGES (GEMM_PIPE + 1)
 
-#if GEMM_WARP2D && (NT_M % 8 != 0 || NT_N % 4 != 0 || WG % 32 != 0)
-#error "GEMM_WARP2D needs 8 x 4 blocks of invocations"
-#endif
 #if GA < 1 || GB < 1 || (BM * BK) % (4 * WG) != 0 || (BN * BK) % (4 * WG) != 0
 #error "tile too small for the workgroup: each invocation must load whole 4-float groups"
 #endif
@@ -116,18 +106,11 @@ layout(std430, set = 0, binding = 1) readonly buffer BufB4 { vec4 b4_data[]; };
 // extent (K, or M / N) a multiple of 4, so a 16-byte chunk is wholly inside
 // or wholly outside the matrix. GEMM_V4 bit 0: stage A this way, bit 1: B.
 // A row-contiguous operand loads 4 rows at one k as a vec4 and stores it as
-// one vec4. A k-contiguous operand loads 4 k of one row per vec4 and
-// transposes on the store, by GEMM_KMAP:
-//   1: each invocation loads a 4x4 block (4 rows x 4 k), transposes it in
-//      registers and stores 4 vec4s (8 blocks per subgroup quarter along the
-//      rows: conflict-free 16-byte stores; per load, 8 rows x 64 bytes);
-//   2: an invocation loads one vec4, subgroup lanes on consecutive rows
-//      (scalar stores hit 32 distinct banks; per load, 32 rows x 16 bytes);
-//   3: an invocation loads one vec4, 8 lanes per 128-byte row (fully
-//      coalesced loads; scalar stores 8-way bank conflicts).
-// The inner loop reads shared memory exactly as in the scalar path.
+// one vec4. A k-contiguous operand loads 4 k of one row per vec4, subgroup
+// lanes on consecutive rows, and transposes on the store (scalar stores that
+// hit 32 distinct banks). The inner loop reads shared memory exactly as in
+// the scalar path.
 layout(constant_id = 0) const uint GEMM_V4 = 0u;
-layout(constant_id = 1) const uint GEMM_KMAP = 1u;
 
 shared vec4 sh_a[STAGES * BK * LDA4];
 shared vec4 sh_b[STAGES * BK * LDB4];
@@ -199,29 +182,13 @@ shared vec4 sh_b[STAGES * BK * LDB4];
     }
 #endif
 
-#define NBLK(ROWS) (((ROWS) * BK / 16u + WG - 1u) / WG) // 4x4 blocks per invocation
-#define NV4(ROWS, G) (4u * NBLK(ROWS) > (G) ? 4u * NBLK(ROWS) : (G))
-
 #define VKG_GEMM_FETCH4(RV, G, ROWS, SRC4, OFF, S_ROW, S_K, N_ROWS, row0, k0, kend)      \
     {                                                                                     \
         const bool k_fast = (S_K == 1u && S_ROW != 1u);                                   \
-        if (k_fast && GEMM_KMAP == 1u) {                                                  \
-            [[unroll]] for (uint h = 0; h < NBLK(ROWS); h++) {                            \
-                const uint b = gl_LocalInvocationIndex + WG * h;                          \
-                const uint rq = (b / (8u * (BK / 4u))) * 8u + b % 8u;                     \
-                const uint gk = k0 + ((b / 8u) % (BK / 4u)) * 4u;                         \
-                [[unroll]] for (uint i = 0; i < 4; i++) {                                 \
-                    const uint gr = row0 + rq * 4u + i;                                   \
-                    RV[h * 4 + i] = (b < (ROWS) * BK / 16u && gr < N_ROWS && gk < kend)   \
-                                        ? SRC4[(OFF + gr * S_ROW + gk) / 4u]              \
-                                        : vec4(0.0);                                      \
-                }                                                                         \
-            }                                                                             \
-        } else if (k_fast) {                                                              \
+        if (k_fast) {                                                                     \
             [[unroll]] for (uint h = 0; h < G; h++) {                                     \
                 const uint g = gl_LocalInvocationIndex + WG * h;                          \
-                const uint r = GEMM_KMAP == 2u ? g % (ROWS) : g / (BK / 4u);              \
-                const uint q = GEMM_KMAP == 2u ? g / (ROWS) : g % (BK / 4u);              \
+                const uint r = g % (ROWS), q = g / (ROWS);                                \
                 const uint gr = row0 + r, gk = k0 + q * 4u;                               \
                 RV[h] = (gr < N_ROWS && gk < kend) ? SRC4[(OFF + gr * S_ROW + gk) / 4u]   \
                                                    : vec4(0.0);                           \
@@ -240,23 +207,10 @@ shared vec4 sh_b[STAGES * BK * LDB4];
 #define VKG_GEMM_STORE4(DST, BASE, LD4, RV, G, ROWS, S_ROW, S_K)                          \
     {                                                                                     \
         const bool k_fast = (S_K == 1u && S_ROW != 1u);                                   \
-        if (k_fast && GEMM_KMAP == 1u) {                                                  \
-            [[unroll]] for (uint h = 0; h < NBLK(ROWS); h++) {                            \
-                const uint b = gl_LocalInvocationIndex + WG * h;                          \
-                const uint rq = (b / (8u * (BK / 4u))) * 8u + b % 8u;                     \
-                const uint kq = ((b / 8u) % (BK / 4u)) * 4u;                              \
-                if (b < (ROWS) * BK / 16u) {                                              \
-                    [[unroll]] for (uint c = 0; c < 4; c++)                               \
-                        DST[BASE + (kq + c) * LD4 + rq] =                                 \
-                            vec4(RV[h * 4][c], RV[h * 4 + 1][c], RV[h * 4 + 2][c],        \
-                                 RV[h * 4 + 3][c]);                                       \
-                }                                                                         \
-            }                                                                             \
-        } else if (k_fast) {                                                              \
+        if (k_fast) {                                                                     \
             [[unroll]] for (uint h = 0; h < G; h++) {                                     \
                 const uint g = gl_LocalInvocationIndex + WG * h;                          \
-                const uint r = GEMM_KMAP == 2u ? g % (ROWS) : g / (BK / 4u);              \
-                const uint q = GEMM_KMAP == 2u ? g / (ROWS) : g % (BK / 4u);              \
+                const uint r = g % (ROWS), q = g / (ROWS);                                \
                 [[unroll]] for (uint c = 0; c < 4; c++)                                   \
                     DST[BASE + (q * 4u + c) * LD4 + r / 4u][r % 4u] = RV[h][c];           \
             }                                                                             \
@@ -312,17 +266,7 @@ shared vec4 sh_b[STAGES * BK * LDB4];
 
 void main() {
     const uint idx = gl_LocalInvocationIndex;
-#if GEMM_WARP2D
-    // Each group of 32 invocations covers 8 x 4 register blocks (m x n), so
-    // one k-row read of the inner loop touches 8 A and 4 B vec4s (128 and 64
-    // bytes: one pass of the banks each) instead of 32 A and 1 B (4 passes).
-    // A permutation of the invocations: correct for any subgroup size.
-    const uint lane = idx % 32u, grp = idx / 32u;
-    const uint tx = (grp % (NT_M / 8u)) * 8u + lane % 8u;
-    const uint ty = (grp / (NT_M / 8u)) * 4u + lane / 8u;
-#else
     const uint tx = idx % NT_M, ty = idx / NT_M;
-#endif
     const uint tiles_m = (p.M + BM - 1) / BM;
     const uint tiles_n = (p.N + BN - 1) / BN;
     const uint n_batch = p.n_b2 * p.n_b3;
@@ -345,7 +289,7 @@ void main() {
                     [[unroll]] for (uint t = 0; t < SM_N; t++)
                         acc[i][t] = vec4(0.0);
                 float ra[GA * 4], rb[GB * 4];
-                vec4 va[NV4(BM, GA)], vb[NV4(BN, GB)];
+                vec4 va[GA], vb[GB];
 
 #if GEMM_PIPE == 0
                 for (uint k0 = kbeg; k0 < kend; k0 += BK) {
