@@ -39,9 +39,9 @@ run "gemm: transpose pre-pass on every plan" 'out_prod*,mul_mat*' VKGRAD_TUNING=
 run "gemm: big kernels only" 'out_prod*,mul_mat*' VKGRAD_TUNING=gemm.mid=0,gemm.small=0,gemm.split=0
 run "gemm: the 128x128 big kernel only" 'out_prod*,mul_mat*' \
   VKGRAD_TUNING=gemm.big=128x128,gemm.mid=0,gemm.small=0,gemm.split=0
-run "cross entropy: streaming kernels" 'cross_entropy*,train_xent*' VKG_TUNE_CE=0
+run "cross entropy: streaming kernels" 'cross_entropy*,train_xent*' VKGRAD_TUNING=xent.rows=0
 run "cross entropy: rows past registers streamed (tiny sizes)" 'cross_entropy_loss_back*' \
-  VKG_TUNE_CE_TAIL=32:2:3
+  VKGRAD_TUNING=xent.tail=always,xent.tail_wg=32,xent.tail_cache=2,xent.tail_batch=3
 run "conv: persistent 16-byte kernel, d_c by a second pass" 'ssm_conv*' \
   VKGRAD_TUNING=conv.kernel=vec_persistent
 run "conv: persistent, 3 workgroups (row blocks split over several)" 'ssm_conv*' \

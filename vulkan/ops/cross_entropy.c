@@ -27,13 +27,9 @@
  * without the vec4 form, rows of the forward longer than that, and devices
  * without shuffles take the streaming kernels (cross_entropy_loss*.comp: a
  * 1024 or 256 wide group walks the row, keeping what fits in registers).
- * Knobs: VKG_TUNE_CE=0 sends every node to the streaming kernels (for
- * comparisons); VKG_TUNE_CE_TAIL (below).
+ * Tuning: struct vkg_vk_xent_tuning (cross_entropy_plan.h), keys xent.* of
+ * VKGRAD_TUNING.
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "vk_impl.h"
 
 #include "vkg_vk_spv_cross_entropy_back_cut.spv.h"
@@ -192,14 +188,13 @@ static uint32_t xent_groups(const struct vkg_xent_push *p) {
     return ng;
 }
 
-/* Whether a rows kernel takes a row of nc classes, and how. The knob
- * VKG_TUNE_CE=0 (read here) sends every node to the streaming kernels, for
- * comparisons. */
+/* Whether a rows kernel takes a row of nc classes, and how (xent.rows 0:
+ * never). */
 static bool xent_rows_plan(const struct vkg_vk_device *dev, bool vec4_ok,
                            const struct vkg_xent_push *p, struct xent_rows_plan *pl) {
+    const struct vkg_vk_xent_tuning *t = &dev->tuning.xent;
     const uint32_t nc = p->nc;
-    const char *knob = getenv("VKG_TUNE_CE");
-    if ((knob && knob[0] == '0') || nc == 0) return false;
+    if (!t->rows || nc == 0) return false;
     if (!vec4_ok && nc > XENT_ROWS_SCALAR_MAX) return false;
     const uint32_t sg = dev->info.subgroup_size, wg_max = xent_wg(dev, XENT_ROWS_WG_MAX);
     if (sg == 0 || wg_max < sg || wg_max % sg || !dev->subgroup_shuffle) return false;
@@ -217,24 +212,17 @@ static bool xent_rows_plan(const struct vkg_vk_device *dev, bool vec4_ok,
     pl->tb = XENT_ROWS_TB;
     pl->whole = vec4_ok && nc % 4 == 0 && p->off_d % 4 == 0;
     /* Longer rows (vec4 form): the first XENT_ROWS_TAIL_CACHE_* vec4s per
-     * invocation in registers, the rest streamed twice. Knob
-     * VKG_TUNE_CE_TAIL: 0 sends them to the streaming kernel; WG:CACHE:TB
-     * takes this form with those sizes for every vec4 row (a row shorter
-     * than WG x CACHE vec4s streams nothing). */
-    const char *tk = getenv("VKG_TUNE_CE_TAIL");
-    const bool tail_forced = vec4_ok && tk && *tk && strcmp(tk, "0");
+     * invocation in registers, the rest streamed twice; xent.tail=always
+     * takes this form for every vec4 row (a row shorter than the cached
+     * vec4s streams nothing). */
+    const bool tail_forced = vec4_ok && t->tail == VKG_VK_XENT_TAIL_ALWAYS;
     if (vec4_ok && ((uint64_t)pl->cache * unit > XENT_ROWS_MAX_PER_INV || tail_forced)) {
-        if (tk && !strcmp(tk, "0")) return false;
         uint32_t twg = pl->whole ? XENT_ROWS_TAIL_WG_A : XENT_ROWS_TAIL_WG_C;
         uint32_t tc = pl->whole ? XENT_ROWS_TAIL_CACHE_A : XENT_ROWS_TAIL_CACHE_C;
         uint32_t tb = pl->whole ? XENT_ROWS_TB_A : XENT_ROWS_TB_C;
-        if (tk && *tk) {
-            unsigned a = 0, b = 0, c = 0;
-            int n = sscanf(tk, "%u:%u:%u", &a, &b, &c);
-            if (n >= 1 && a >= 1) twg = a;
-            if (n >= 2 && b >= 1 && b * 4 <= XENT_ROWS_MAX_PER_INV) tc = b;
-            if (n >= 3 && c >= 1 && c <= 8) tb = c;
-        }
+        if (t->tail_wg > 0) twg = (uint32_t)t->tail_wg;
+        if (t->tail_cache > 0) tc = (uint32_t)t->tail_cache;
+        if (t->tail_batch > 0) tb = (uint32_t)t->tail_batch;
         wg = xent_wg(dev, twg);
         if (wg < sg || wg % sg) return false;
         pl->wg = wg;
@@ -308,9 +296,26 @@ const struct vkg_vk_op_family vkg_vk_family_cross_entropy = {
     .encode = xent_encode,
 };
 
-/* ---- tuning (placeholder until the family's knobs move here) ---- */
-const struct vkg_vk_tune_key vkg_vk_xent_tune_keys[] = {{NULL, 0, 0, 0, NULL, NULL}};
+/* ---- tuning ---- */
+
+static const char *const tail_names[] = {"auto", "always", NULL};
+#define XENT_KEY(field, lo, hi, doc) VKG_VK_TUNE_INT(struct vkg_vk_xent_tuning, field, lo, hi, doc)
+const struct vkg_vk_tune_key vkg_vk_xent_tune_keys[] = {
+    XENT_KEY(rows, 0, 1, "1: rows that fit are held in registers; 0: always the streaming kernels"),
+    VKG_VK_TUNE_ENUM(struct vkg_vk_xent_tuning, tail, tail_names,
+                     "backward rows with a streamed tail: auto (rows past the registers), always "
+                     "(every 16-byte row)"),
+    XENT_KEY(tail_wg, -1, 1024, "invocations of the streamed-tail kernel (-1: 512 for rows of "
+             "whole 16-byte groups, else 1024)"),
+    XENT_KEY(tail_cache, -1, XENT_ROWS_MAX_PER_INV / 4,
+             "vec4s per invocation the streamed-tail kernel holds in registers (-1: 8)"),
+    XENT_KEY(tail_batch, -1, 8, "vec4s streamed per batch (-1: 4 for rows of whole 16-byte "
+             "groups, else 2)"),
+    {NULL, 0, 0, 0, NULL, NULL},
+};
+
 void vkg_vk_xent_tuning_defaults(struct vkg_vk_xent_tuning *t, const struct vkg_vk_limits *lim) {
     (void)lim;
-    t->unused = 0;
+    *t = (struct vkg_vk_xent_tuning){
+        .rows = 1, .tail = VKG_VK_XENT_TAIL_AUTO, .tail_wg = -1, .tail_cache = -1, .tail_batch = -1};
 }
