@@ -124,6 +124,7 @@ run "scan Mamba-1: channel path, checkpoint replay" 'ssm_scan_back.mamba1*' VKG_
 run "scan Mamba-1: channel path, 1536 channels in two chunks" \
   'ssm_scan_back.mamba1.d_state=16.head_dim=1.n_head=1536*' --full VKG_TUNE_CHAN_MINTOK=1 \
   VKG_TUNE_CHAN_CT=32
-run "glue: barriers only where needed, profiled too" "$glue" VKG_TUNE_BARRIER=deps
-run "glue: no fused chains, two-pass VIEW_BACK and SUM" "$glue" VKG_TUNE_FUSE=0 VKG_TUNE_VIEW_BACK=2 VKG_TUNE_SUM_ONE=0
+run "glue: barriers only where needed, profiled too" "$glue" VKGRAD_TUNING=record.barrier=deps
+run "glue: no fused chains, two-pass VIEW_BACK and SUM" "$glue" \
+  VKGRAD_TUNING=glue.fuse=0,glue.view_passes=2,glue.sum_one_max=0
 [ $fails -eq 0 ] || { echo "$fails forced-path run(s) failed" >&2; exit 1; }

@@ -39,13 +39,9 @@
  * 9.8, 164K: 10.6 / 10.7). Compute-only barriers (no transfer stage)
  * measured no different.
  *
- * Tuning knobs (environment, read while recording): VKG_TUNE_VIEW_BACK=2
- * (the two passes), VKG_TUNE_FUSE=0 (no chains) or 2 (chains without the
- * VIEW_BACK tail), VKG_TUNE_FUSE_SUM=0 (no SUM closing a run),
- * VKG_TUNE_SUM_ONE=N (the one-workgroup SUM up to N elements, 0: never) and
- * VKG_TUNE_SUM_WG (its workgroup size).
+ * Tuning: struct vkg_vk_glue_tuning (glue_plan.h), keys glue.* of
+ * VKGRAD_TUNING.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "vk_backend.h"
@@ -217,9 +213,9 @@ static enum vkg_status view_back_one_pass(struct vkg_vk_encoder *enc,
 }
 
 /* VIEW_BACK: zeros of the root's shape, then g copied into the view's place;
- * one pass where it can (VKG_TUNE_VIEW_BACK=2 forces the two passes). */
+ * one pass where it can (glue.view_passes=2 forces the two passes). */
 static enum vkg_status encode_view_back(struct vkg_vk_encoder *enc, const struct vkg_tensor *node) {
-    if (vkg_is_contiguous(node) && vkg_vk_tune_int("VKG_TUNE_VIEW_BACK", 1) != 2)
+    if (vkg_is_contiguous(node) && vkg_vk_encoder_device(enc)->tuning.glue.view_passes == 1)
         return view_back_one_pass(enc, node);
     const struct vkg_tensor *g = node->src[0];
     struct elementwise_push p;
@@ -292,14 +288,13 @@ static enum vkg_status encode_reduce(struct vkg_vk_encoder *enc, const struct vk
         p.chunk = (uint32_t)n_rep;
         return reduce_dispatch(enc, a, node, &p);
     }
-    /* A sum into one output of up to SUM_ONE_PASS_MAX elements: one
+    /* A sum into one output of up to glue.sum_one_max elements: one
      * workgroup, one dispatch (reduce.comp FLAT when the source is
      * contiguous), cheaper than a second pass and its barrier. */
-    if (n_out == 1 &&
-        n_rep <= (uint64_t)vkg_vk_tune_int("VKG_TUNE_SUM_ONE", (int)SUM_ONE_PASS_MAX)) {
+    if (n_out == 1 && n_rep <= (uint64_t)vkg_vk_encoder_device(enc)->tuning.glue.sum_one_max) {
         p.n_chunks = 1;
         p.chunk = (uint32_t)n_rep;
-        uint32_t wg = one_pass_wg(enc, (uint32_t)vkg_vk_tune_int("VKG_TUNE_SUM_WG", 1024));
+        uint32_t wg = one_pass_wg(enc, 1024);
         return reduce_dispatch_wg(enc, a, node, &p, wg, vkg_is_contiguous(a));
     }
     /* Passes fixed by the shape: chunks to scratch, then chunks of those
@@ -417,7 +412,7 @@ static bool chain_overlap(const struct chain_range *a, const struct chain_range 
 }
 
 int vkg_vk_glue_chain(struct vkg_vk_encoder *enc, struct vkg_tensor *const *nodes, int n) {
-    if (vkg_vk_tune_int("VKG_TUNE_FUSE", 1) == 0) return 1;
+    if (!vkg_vk_encoder_device(enc)->tuning.glue.fuse) return 1;
     /* Outputs and memory operands of the nodes taken so far: no operand may
      * overlap an output of the run (a thread would read what another one
      * writes), nor two outputs each other. */
@@ -445,16 +440,13 @@ int vkg_vk_glue_chain(struct vkg_vk_encoder *enc, struct vkg_tensor *const *node
     }
     /* A VIEW_BACK of the last output may close the run (chain.comp TAIL). */
     struct chain_range root;
-    if (len >= 1 && len < n && nodes[len]->op == VKG_OP_VIEW_BACK &&
-        vkg_vk_tune_int("VKG_TUNE_FUSE", 1) != 2 && vkg_is_contiguous(nodes[len]) &&
+    if (len >= 1 && len < n && nodes[len]->op == VKG_OP_VIEW_BACK && vkg_is_contiguous(nodes[len]) &&
         chain_mode(enc, nodes, len, nodes[len]->src[0]) == MODE_CARRIED &&
         chain_range_of(enc, nodes[len], &root) && !chain_overlap(&root, outs, len) &&
         !chain_overlap(&root, ins, n_in))
         len++;
-    /* So may a SUM of it (chain.comp TAIL 2: partials, a barrier, their sum;
-     * VKG_TUNE_FUSE_SUM=0: not). */
+    /* So may a SUM of it (chain.comp TAIL 2: partials, a barrier, their sum). */
     else if (len >= 1 && len < n && nodes[len]->op == VKG_OP_SUM &&
-             vkg_vk_tune_int("VKG_TUNE_FUSE_SUM", 1) != 0 &&
              vkg_nelements(nodes[0]) <= (int64_t)WG * SUM_ONE_PASS_MAX &&
              chain_mode(enc, nodes, len, nodes[len]->src[0]) == MODE_CARRIED &&
              chain_range_of(enc, nodes[len], &root) && !chain_overlap(&root, outs, len) &&
@@ -605,9 +597,20 @@ const struct vkg_vk_op_family vkg_vk_family_glue = {
     .encode = glue_encode,
 };
 
-/* ---- tuning (placeholder until the family's knobs move here) ---- */
-const struct vkg_vk_tune_key vkg_vk_glue_tune_keys[] = {{NULL, 0, 0, 0, NULL, NULL}};
+/* ---- tuning ---- */
+
+#define GLUE_KEY(field, lo, hi, doc) VKG_VK_TUNE_INT(struct vkg_vk_glue_tuning, field, lo, hi, doc)
+const struct vkg_vk_tune_key vkg_vk_glue_tune_keys[] = {
+    GLUE_KEY(fuse, 0, 1, "1: runs of up to 4 elementwise nodes, closed by a VIEW_BACK or SUM, "
+             "as one dispatch"),
+    GLUE_KEY(view_passes, 1, 2, "VIEW_BACK: 1 one pass over the root where the node is "
+             "contiguous, 2 always zero fill then copy"),
+    GLUE_KEY(sum_one_max, 0, 1 << 30, "largest SUM to one value (elements) done by one "
+             "workgroup in one dispatch; 0 never"),
+    {NULL, 0, 0, 0, NULL, NULL},
+};
+
 void vkg_vk_glue_tuning_defaults(struct vkg_vk_glue_tuning *t, const struct vkg_vk_limits *lim) {
     (void)lim;
-    t->unused = 0;
+    *t = (struct vkg_vk_glue_tuning){.fuse = 1, .view_passes = 1, .sum_one_max = SUM_ONE_PASS_MAX};
 }
