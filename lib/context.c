@@ -89,8 +89,17 @@ struct vkg_context *vkg_init(size_t mem_size) {
     return ctx;
 }
 
+bool vkg_ctx_owns_tensor(const struct vkg_context *ctx, const struct vkg_tensor *t) {
+    for (const struct tensor_chunk *c = ctx->chunks; c; c = c->next)
+        if (t >= c->tensors && t < c->tensors + c->used) return true;
+    return false;
+}
+
 void vkg_free(struct vkg_context *ctx) {
     if (!ctx) return;
+    /* Schedulers still holding tensors of this context let go of them first
+     * (their storage is freed, nothing is written into these tensors later). */
+    vkg_sched_forget_context(ctx);
     struct tensor_chunk *c = ctx->chunks;
     while (c) {
         struct tensor_chunk *next = c->next;

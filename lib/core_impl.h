@@ -18,6 +18,14 @@ struct vkg_tensor *vkg_ctx_new_tensor_obj(struct vkg_context *ctx);
 /* size bytes of the context's budget, 64-byte aligned, zero-filled; NULL +
  * OUT_OF_MEMORY message when the budget is exceeded. */
 void *vkg_ctx_alloc_data(struct vkg_context *ctx, size_t size, const char *who);
+/* True when t is one of the tensor objects ctx handed out. */
+bool vkg_ctx_owns_tensor(const struct vkg_context *ctx, const struct vkg_tensor *t);
+
+/* ---- sched.c ------------------------------------------------------------- */
+/* ctx is being freed: every live scheduler holding one of its tensors
+ * releases its allocation (storage freed, no later write into ctx's tensors);
+ * the next compute then asks for vkg_sched_alloc_graph again. */
+void vkg_sched_forget_context(const struct vkg_context *ctx);
 
 /* ---- tensor.c ------------------------------------------------------------ */
 /* New contiguous tensor of shape ne[4] (all >= 1, already validated), with

@@ -19,12 +19,14 @@
  * Backends address storage only through tensor->buffer/offset/data, never
  * through view_src, which is what makes the clone-and-redirect scheme work. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "backend_impl.h"
+#include "core_impl.h"
 #include "testing.h"
 #include "vkgrad/sched.h"
 
@@ -55,6 +57,7 @@ struct split {
 };
 
 struct vkg_sched {
+    struct vkg_sched *next_live; /* the registry of live schedulers */
     struct vkg_backend **backends;
     int n_backends;
     bool owns_cpu; /* CPU appended by us: freed with the scheduler */
@@ -139,6 +142,44 @@ static struct tinfo *map_get(struct vkg_sched *s, const struct vkg_tensor *t) {
 
 /* ---- lifecycle ------------------------------------------------------------- */
 
+/* ---- lifetimes ---------------------------------------------------------------
+ * A scheduler points into the tensors of the graph it allocated (its map's
+ * keys, and each tensor's buffer field points at its storage). Contexts may be
+ * freed before the scheduler, so live schedulers sit in a registry that
+ * vkg_free consults (vkg_sched_forget_context). */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct vkg_sched *live_head;
+
+static void live_add(struct vkg_sched *s) {
+    pthread_mutex_lock(&live_lock);
+    s->next_live = live_head;
+    live_head = s;
+    pthread_mutex_unlock(&live_lock);
+}
+
+static void live_remove(struct vkg_sched *s) {
+    pthread_mutex_lock(&live_lock);
+    for (struct vkg_sched **p = &live_head; *p; p = &(*p)->next_live)
+        if (*p == s) {
+            *p = s->next_live;
+            break;
+        }
+    pthread_mutex_unlock(&live_lock);
+}
+
+static void sched_release(struct vkg_sched *s, const struct vkg_context *dying);
+
+void vkg_sched_forget_context(const struct vkg_context *ctx) {
+    pthread_mutex_lock(&live_lock);
+    for (struct vkg_sched *s = live_head; s; s = s->next_live) {
+        bool holds = false;
+        for (size_t i = 0; i < s->map_cap && !holds; i++)
+            holds = s->map[i].key && vkg_ctx_owns_tensor(ctx, s->map[i].key);
+        if (holds) sched_release(s, ctx);
+    }
+    pthread_mutex_unlock(&live_lock);
+}
+
 struct vkg_sched *vkg_sched_new(struct vkg_backend **backends, int n_backends) {
     if (n_backends < 0 || (n_backends > 0 && !backends)) {
         vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT, "sched_new: n_backends = %d with %s backends",
@@ -172,6 +213,7 @@ struct vkg_sched *vkg_sched_new(struct vkg_backend **backends, int n_backends) {
         s->backends[s->n_backends++] = cpu;
         s->owns_cpu = true;
     }
+    live_add(s);
     return s;
 oom:
     vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY, "sched_new: out of memory");
@@ -181,13 +223,14 @@ error:
 }
 
 /* Drop everything alloc made and detach the graph's tensors from our buffers,
- * so that no tensor keeps a pointer to freed storage. */
-static void sched_release(struct vkg_sched *s) {
+ * so that no tensor keeps a pointer to freed storage; the tensors of a dying
+ * context (being freed: NULL for none) are left untouched. */
+static void sched_release(struct vkg_sched *s, const struct vkg_context *dying) {
     for (size_t i = 0; i < s->map_cap; i++) {
         struct tinfo *e = &s->map[i];
         if (!e->key) continue;
         struct vkg_tensor *t = (struct vkg_tensor *)e->key;
-        if (t->buffer) {
+        if (t->buffer && !(dying && vkg_ctx_owns_tensor(dying, t))) {
             t->buffer = NULL;
             t->offset = 0;
             t->data = NULL;
@@ -227,7 +270,8 @@ static void sched_release(struct vkg_sched *s) {
 
 void vkg_sched_free(struct vkg_sched *s) {
     if (!s) return;
-    sched_release(s);
+    live_remove(s);
+    sched_release(s, NULL);
     if (s->owns_cpu && s->n_backends > 0) vkg_backend_free(s->backends[s->n_backends - 1]);
     free(s->backends);
     free(s);
@@ -337,7 +381,7 @@ static bool is_compute(const struct vkg_tensor *t) {
 enum vkg_status vkg_sched_alloc_graph(struct vkg_sched *s, struct vkg_graph *graph) {
     if (!s || !graph)
         return vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT, "sched_alloc_graph: NULL");
-    sched_release(s);
+    sched_release(s, NULL);
     s->graph = graph;
     enum vkg_status st = VKG_STATUS_OK;
     int n_nodes = vkg_graph_n_nodes(graph), n_leafs = vkg_graph_n_leafs(graph);
@@ -532,7 +576,7 @@ enum vkg_status vkg_sched_alloc_graph(struct vkg_sched *s, struct vkg_graph *gra
 oom:
     st = vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY, "sched_alloc_graph: out of memory");
 error:
-    sched_release(s);
+    sched_release(s, NULL);
     return st;
 }
 

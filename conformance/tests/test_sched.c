@@ -444,6 +444,44 @@ static void sched__frees_every_buffer(void **state) {
     dense_free(&d);
 }
 
+/* A training loop that rebuilds its graph each step: a new context and graph,
+ * alloc on the same scheduler, compute, then free the context and graph
+ * while the scheduler lives on (it must not write into the freed tensors).
+ * On the CPU and on the first Vulkan device when there is one; under ASan a
+ * use-after-free here fails the test. */
+static void sched__graph_rebuilt_each_step_in_a_new_context(void **state) {
+    (void)state;
+    for (int dev = -1; dev < (vkg_vulkan_device_count() > 0 ? 1 : 0); dev++) {
+        struct vkg_backend *vk = dev >= 0 ? vkg_backend_vulkan_init(dev) : NULL;
+        if (dev >= 0) assert_non_null(vk);
+        struct vkg_backend *bk[1] = {vk};
+        struct vkg_sched *s = vkg_sched_new(vk ? bk : NULL, vk ? 1 : 0);
+        assert_non_null(s);
+        for (int step = 0; step < 3; step++) {
+            struct dense d;
+            dense_build(&d);
+            dense_run(&d, s);
+            dense_check(&d);
+            dense_free(&d);
+        }
+        vkg_sched_free(s);
+        vkg_backend_free(vk);
+    }
+}
+
+/* The scheduler freed after the context of the graph it allocated. */
+static void sched__freed_after_its_context(void **state) {
+    (void)state;
+    struct dense d;
+    dense_build(&d);
+    struct vkg_sched *s = vkg_sched_new(NULL, 0);
+    dense_run(&d, s);
+    dense_check(&d);
+    dense_free(&d);
+    assert_int_equal(vkg_sched_get_n_splits(s), 0);
+    vkg_sched_free(s);
+}
+
 static void sched__bad_input_is_refused(void **state) {
     (void)state;
     assert_null(vkg_sched_new(NULL, -1));
@@ -494,6 +532,8 @@ int main(void) {
         cmocka_unit_test(sched__frees_every_buffer),
         cmocka_unit_test(sched__bad_input_is_refused),
         cmocka_unit_test(sched__context_storage_is_refused),
+        cmocka_unit_test(sched__graph_rebuilt_each_step_in_a_new_context),
+        cmocka_unit_test(sched__freed_after_its_context),
         cmocka_unit_test(sched__node_times_only_while_profiling),
     };
     return cmocka_run_group_tests_name("sched", tests, NULL, NULL);

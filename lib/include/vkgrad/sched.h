@@ -8,7 +8,22 @@
  * one backend form a split; inputs produced on another backend are copied in
  * before the split runs. VKG_LOG_FALLBACK=1 prints every fallback to stderr.
  *
- * The scheduler does not own the backends or the graph. Not thread safe.
+ * Ownership and lifetimes. The scheduler owns the storage it allocates for a
+ * graph's tensors (and the CPU backend it appended), never the backends you
+ * gave it, the graph or the tensors. Free it before its backends. The graph
+ * and its context may go first: freeing a context releases the allocation of
+ * every scheduler holding its tensors (their storage is freed, nothing is
+ * written into them later), so rebuilding the graph in a new context each
+ * step and calling vkg_sched_alloc_graph again on the same scheduler is safe;
+ * computing the old graph after its context is gone fails with NOT_ALLOCATED.
+ * Re-allocating frees the previous graph's storage and detaches its tensors.
+ * A tensor's storage (buffer/data) is valid from alloc until the next alloc,
+ * vkg_sched_free, or its context's vkg_free.
+ *
+ * Threads: one scheduler, its backends and its graph are used from one
+ * thread at a time; different schedulers on different backends may run on
+ * different threads (contexts freed on one thread while another's scheduler
+ * computes their tensors is a use-after-free of the caller's making).
  *
  *     struct vkg_backend *bk[] = { vkg_backend_vulkan_init(0) };
  *     struct vkg_sched *s = vkg_sched_new(bk, 1);     // + CPU fallback
