@@ -1,50 +1,36 @@
-/* ops/matmul.c — MUL_MAT and OUT_PROD on one strided GEMM kernel (SPEC §3).
+/* ops/matmul.c — MUL_MAT and OUT_PROD on one strided GEMM (SPEC §3).
  *
- * Both ops are D[i,j] = sum_k A[i,k] * B[j,k] per batch, with A broadcast over
- * the batch dims by (b2/a2, b3/a3):
+ * Both ops are D[i,j] = sum_k A[i,k] * B[j,k] per batch, A broadcast over the
+ * batch dims by (b2/a2, b3/a3):
  *   MUL_MAT  a[K,M], b[K,N] -> [M,N]:  A(i,k) = a[k,i], B(j,k) = b[k,j]
  *   OUT_PROD a[m,K], b[n,K] -> [m,n]:  A(i,k) = a[i,k], B(j,k) = b[j,k]
- * Only element strides differ, so any strided view works, and the
- * transposed-src1 OUT_PROD of the mul_mat input gradient takes the same path
- * (the shader stages each tile along its unit-stride axis). The kernel is
- * shaders/common/ops_gemm.glsl, compiled in several tile shapes (see
- * ops/meson.build); fp32 FMA in a fixed order (deterministic; error
- * <= gamma(K) * sum |a*b|).
+ * Only element strides differ, so any strided view works (the transposed
+ * src1 of the mul_mat input gradient included). fp32 FMA in a fixed k order:
+ * deterministic, error <= gamma(K) * sum |a*b|.
  *
- * Per node, a plan (gemm_plan) picks the tile shape: the first of big
- * (256x128, or 128x128 where 48 KiB of shared memory is not offered), mid
- * (64x64) and small (32x32) that gives at least `tiles`
- * workgroups, or at least `fill` once K is split into chunks no shorter than
- * that shape's kmin; failing all, the small one split as far as its kmin
- * allows. Workgroup counts stand in for "every compute unit gets work":
- * Vulkan does not expose the SM count (an H200 has 132). A split writes
- * partial tiles to scratch and a second pass (shaders/gemm_reduce.comp) adds
- * them in split order, so results stay deterministic.
+ * Dispatches per node:
+ *   [gemm_transpose]  k-contiguous operands copied to scratch [batch][K][rows]
+ *                     (row-contiguous), where the plan of the copies is a big
+ *                     kernel (gemm.transpose); values are moved, so the sums
+ *                     and their order are unchanged (bitwise equal)
+ *   tile kernel       ops_gemm.glsl at one tile shape: big (256x128 where
+ *                     48 KiB of shared memory is offered, else 128x128),
+ *                     64x64 or 32x32; the first that gives gemm.tiles
+ *                     workgroups, or gemm.fill with K split into chunks of at
+ *                     least its kmin; failing all, 32x32 split as far as kmin
+ *                     allows
+ *   [gemm_reduce]     with K split: the partial tiles in scratch
+ *                     [n_split][batch][N][M] added in split order
+ * Workgroup counts stand in for "every compute unit gets work": Vulkan does
+ * not expose the number of compute units.
+ *
  * The big kernels stage an operand with 16-byte loads where its offset and
- * strides allow (v4_ok), chosen per pipeline by a specialization constant
- * (GEMM_V4; see ops_gemm.glsl); elsewhere the scalar staging runs.
- * Transposed operands (gemm.transpose): staging a k-contiguous operand transposes it on
- * its way into shared memory, which costs the big kernel ~8% (an H200,
- * 4096^3: 3.47 ms with src1 transposed vs 3.18 ms without). Where the plan
- * for the row-contiguous form is a big kernel, such operands are first
- * copied transposed into scratch [batch][K][rows] by gemm_transpose.comp
- * (16-byte accesses on both sides, ~0.03 ms for 64 MB at 4096^2) and the
- * GEMM runs on the copies: transposed-src1 OUT_PROD 4096^3 3.47 -> 3.21-3.23
- * ms (42.8 TFLOP/s), 4096x512x4096 0.498 -> 0.462-0.467, 2048x512x2048
- * 0.149 -> 0.144; MUL_MAT (both operands k-contiguous) 2048x2048x512
- * 140 -> 126 us. The copy
- * moves values, so the sums and their order are unchanged (bitwise equal).
- * Smaller plans keep staging in place: always (copy for every plan) made the
- * small shapes slower (512x64x256 0.014 -> 0.017 ms, 1024x256x1024 0.034 ->
- * 0.037) and the demo's MUL_MAT 15.4 -> 18.7 us.
- * Tuning: struct vkg_vk_gemm_tuning (matmul_plan.h), keys gemm.* of
- * VKGRAD_TUNING. Round 2 (before the transpose pre-pass): 4096^3 OUT_PROD
- * 3.29 ms (scalar staging 3.40), transposed src1 3.46 ms (scalar 3.64).
- * Limits: the 128x128 kernel needs 16.5 KiB of shared memory and 256
- * invocations per workgroup; the other shapes are used only where they fit.
- * Grids past maxComputeWorkGroupCount are walked by grid-stride loops.
+ * strides allow (v4_ok; specialization constant GEMM_V4); elsewhere the
+ * scalar staging runs. Limits: the 128x128 kernel needs 16.5 KiB of shared
+ * memory and 256 invocations (supports refuses devices without); the other
+ * shapes are used only where they fit. Grids past maxComputeWorkGroupCount
+ * are walked by grid-stride loops. Design and measurements: matmul.md.
  */
-
 #include "vk_impl.h"
 
 #include "vkg_vk_spv_gemm_256x128.spv.h"
@@ -172,7 +158,7 @@ static uint32_t plan_split(const struct vkg_vk_device *dev, const struct gemm_sh
     return (uint32_t)s;
 }
 
-/* The tile shape and K split for one node (see the design comment): the
+/* The tile shape and K split for one node (see the opening comment): the
  * first of big, mid, small that gives `tiles` workgroups as it is, or at
  * least `fill` with K split into chunks of at least its kmin; else the
  * smallest, split as far as its kmin allows. */
@@ -295,7 +281,7 @@ static enum vkg_status matmul_encode(struct vkg_vk_encoder *enc, const struct vk
     p.off_d = vkg_vk_elem_offset(enc, node);
 
     const struct vkg_vk_gemm_tuning *tune = &dev->tuning.gemm;
-    /* k-contiguous operands copied transposed first (tr, see the design
+    /* k-contiguous operands copied transposed first (see the opening
      * comment), where the plan for the row-contiguous copies is a kernel
      * gemm.transpose allows. */
     const struct gemm_operand op_a = {&t[0],   &p.off_a, &p.sa_i,       &p.sa_k,      &p.sa_2,

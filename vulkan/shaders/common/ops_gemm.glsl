@@ -330,9 +330,8 @@ void main() {
                 // an aligned base: an invocation's 4 rows of a column as one
                 // 16-byte store (scalar stores of a subgroup, 16 bytes
                 // apart, would each write a quarter of every sector). Two
-                // loop nests on purpose: one nest with the choice per store
-                // measured 3% slower on the H200 (4096^3 3.208-3.216 against
-                // 3.119-3.122 ms).
+                // loop nests on purpose: one nest choosing per store is
+                // slower (ops/matmul.md).
                 if (p.sd_i == 1u && p.M % 4u == 0u && p.sd_j % 4u == 0u && base_d % 4u == 0u) {
                     [[unroll]] for (uint s = 0; s < SM_M; s++) {
                         const uint gi = m0 + s * 4u * NT_M + tx * 4u;
