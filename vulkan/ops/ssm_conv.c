@@ -1,196 +1,37 @@
-/* ops/ssm_conv.c — SSM_CONV and SSM_CONV_BACK (SPEC §3).
+/* ops/ssm_conv.c — SSM_CONV and SSM_CONV_BACK (SPEC §3 SSM_CONV, SSM_CONV_BACK).
  *
- * Forward: one invocation per output element (shaders/ssm_conv.comp).
- * Backward, three kernels, each deterministic (fixed-order sums; the only
- * atomics are v32f's counts, which pick the workgroup that sums, never the
- * order of a sum):
- * - shaders/ssm_conv_vec.comp, d_conv <= 4 where the layout allows 16-byte
- *   accesses (g channel-fast with rows on 16-byte boundaries, sx time-fast
- *   with each row at the same residue mod 4 as its d_sx row; vec_fits) and
- *   the node has at least VEC_MIN_ELEMS positions x channels and
- *   VEC_MIN_TOK tokens a sequence. Each
- *   workgroup takes channel blocks x steps of 128*GPL positions, one warp
- *   per channel row; g staged with vec4 loads and transposed into shared
- *   memory (conflict-free pitch), sx read and d_sx written as vec4s from
- *   registers (each row cut at its own 16-byte boundaries), d_c in
- *   registers, then a second dispatch (CONV_REDUCE of ssm_conv_back.comp)
- *   adds the d_c partials in a fixed order (none when one workgroup covers a
- *   whole sequence of its channels).
- *   Default where the device tells its multiprocessor count
- *   (VK_NV_shader_sm_builtins): a persistent grid of VEC_PERSIST_PER_SM
- *   workgroups per multiprocessor, 32 channels (g read in whole 128-byte
- *   lines) x 128-position steps, 512 invocations; the (row block, step)
- *   units split evenly over the grid in a fixed order, so no ragged last
- *   wave; loads run one step ahead across row blocks. For one sequence
- *   v32f: d_c summed in the same dispatch, each row block's slots added by
- *   the workgroup whose count (vkg_vk_counters, one per row block) comes
- *   last, in slot order; for batches v32p, the same walk with the
- *   CONV_REDUCE dispatch. Elsewhere v16x2: 16 channels x chunks of
- *   256-position steps, chunks sized for about VEC_WGS workgroups.
- *   H200, 4352 channels x 4096 tokens (copy speed for its 214 MB: 0.051 ms;
- *   three contiguous streams of the same bytes, a timing probe: 0.054):
- *   v32f 0.0722-0.0736 ms, median 0.0726 (round 13, nine runs alternating
- *   with round 12's v32f: 0.0727-0.0733, median 0.0731; 70% of a 4185 GB/s
- *   copy is 0.0731), v32p 0.0742-0.0749, v16x2 0.0774-0.0775 (of which
- *   the CONV_REDUCE dispatch 0.0037). Round 13: the last workgroup's
- *   slot loads were issued one slot per loop iteration, each waited for
- *   before the next; issued together (FSL of ssm_conv_vec.comp) they cost
- *   one round trip: the 0.5 us above, 8192 x 2048 0.0685-0.0692 against
- *   0.0687-0.0699. Also round 13, measured and not kept: v32f for batches
- *   (counts per channel block over the sequences, in units walked; the
- *   last workgroup adds the channel block's n_s x slots partials in
- *   CONV_REDUCE's order, so bitwise v32p's d_c). The whole workgroup
- *   loading, each warp fencing first (64 registers): slower than v32p and
- *   its dispatch on every batch of 768 tokens and more (4352 x 1024 x 4
- *   0.081 / 0.079 ms, 5120 x 2048 x 2 0.088 / 0.086, 1536 x 1024 x 8
- *   0.064 / 0.061) and equal to it on one sequence (0.0745-0.0750
- *   against 0.0737-0.0752; v32f 0.0721-0.0728); a warp per row block with
- *   8 slots' loads in flight: 118 registers, so one workgroup per
- *   multiprocessor, 0.107 ms at 4352 x 1024 x 4. And the walk, four
- *   alternating runs against the shipped build: the next unit's g fetched
- *   between the staging stores and the barrier instead of after it, equal
- *   (4352 x 4096 0.0724-0.0732 against 0.0721-0.0728; batches equal); two
- *   staging buffers and one barrier per unit (loads still one unit ahead):
- *   the driver gives it 126 registers, 0.0863-0.0869. Round 12, how v32f got
- *   there (same alternating runs against v32p, one sequence): counted at
- *   every flush or once per range by one invocation, one row block after
- *   another (round 5/6 designs): equal to v32p at 4352 x 4096, 3-10% slower on
- *   batches (hence v32p for them); the counts issued together by one
- *   invocation per row block: 0.0726-0.0739; then the fence only in the
- *   warp that wrote the partials (the other warps' d_sx stores need no
- *   order) and only the slots in use summed: 0.0728-0.0732, 8192 x 2048
- *   0.0685-0.0692 against 0.0709-0.0716, 4352 x 2048 0.0437-0.0447 against
- *   0.0444-0.0453. A timing-only build with no d_c sum at all:
- *   0.0704-0.0709, so the end chain (fence, count, the last workgroup's
- *   loads and stores) now costs about 2 us where the second dispatch cost
- *   4. Round 5: v32p's partials added in the
- *   same dispatch by each channel block's last workgroup (found with
- *   counters left zero for the next dispatch), no CONV_REDUCE: 0.0747 ms
- *   against 0.0747 (six alternating runs each), wall time equal, so not
- *   kept; driver statistics: v32p 64 registers x 512 invocations, so 2
- *   workgroups per multiprocessor fill its register file (3 would need 40).
- *   Also round 5: v32p with channel blocks fastest over the units (the
- *   workgroups in flight read neighbouring 128-byte pieces of the same g
- *   rows; every unit flushes d_c): 0.093 ms with 264 workgroups, 0.094 /
- *   0.116 with 528 / 396, against 0.0757 (three alternating runs); row
- *   starts, shifts and c computed where used instead of kept per row block
- *   (the driver still gives it 64 registers): 0.0765 against 0.0747, with
- *   3 workgroups per multiprocessor 0.086; the same at 256 invocations
- *   (127 registers) with 528 / 660 / 792 workgroups: 0.086 / 0.091 / 0.087.
- *   v32p with 132 / 198 / 330 / 396
- *   workgroups: 0.103 / 0.083 / 0.095 / 0.084 (2 per multiprocessor fill
- *   the H200 exactly).
- *   Round 6 (alternating runs in one visit, registers from the driver's
- *   statistics): ranges balanced by vec4 groups instead of whole units
- *   (each ends mid-step, so every workgroup walks 18 steps where v32p's
- *   walk 17, a few of them nearly empty): 0.0786-0.0793 ms against
- *   0.0744-0.0746 -- time follows the steps walked, not the bytes; an L2
- *   prefetch (one scalar load per 128-byte line of g and/or sx two steps
- *   ahead, added up an iteration later): 80-84 registers, so one
- *   workgroup per multiprocessor, 0.098-0.108 ms; the same with c kept in
- *   shared memory to stay at 64 registers (no spills): 0.0793-0.0801 (g
- *   only) and 0.0838-0.0846 (g and sx) against 0.0749-0.0756, so the
- *   extra L2 traffic costs more than the latency it hides; c in shared
- *   memory alone 0.0739-0.0753 (equal); 64 channels x 1024 invocations
- *   (the compiler must fit 64 registers) 0.0853-0.0864, with the g
- *   prefetch 0.0823-0.0835; v32p with two g buffers and one barrier per
- *   step (the next step's g stored, the one after loaded, while a step
- *   computes): the driver gives it 128 registers, so one workgroup per
- *   multiprocessor, 0.1033-0.1041 ms against 0.0740-0.0749 (16 channels x
- *   256 invocations the same way: 0.0948). v32p sits at exactly the 64
- *   registers that let two workgroups share a multiprocessor, and every
- *   change that adds loads in flight has so far cost more registers than
- *   that.
- *   Per dispatch (vkgrad perf --stages): v32p 0.0709 ms (72% of copy), then
- *   the CONV_REDUCE dispatch with the barrier before it 0.0046 ms. The
- *   round-5 single-dispatch sum (each channel block's last workgroup adds
- *   the partials, found by counting flushes), redone with the count's
- *   result read at the workgroup's next flush instead of waited for:
- *   0.0758 ms for the one dispatch (0.0754-0.0763 against v32p's
- *   0.0746-0.0750 in alternating runs), so the fused sum costs what the
- *   dispatch costs. The likely reason: the device-scope fence that must
- *   order each flush's partials before its count waits for all of the
- *   invocation's outstanding stores, d_sx's included, and the workgroup's
- *   next barrier passes that wait on to every warp. Counting only after
- *   each workgroup's last unit (one fence, one add per row block of its
- *   range, the last add's workgroup summing): 0.0745 ms for the dispatch
- *   against 0.0705 + 0.0046 for v32p's two, node medians 0.0744 against
- *   0.0745 (five alternating runs each): equal again. So the ~4.5 us is the
- *   chain after the last d_sx stores -- their drain, a device-wide add or a
- *   barrier, the partials' loads, the d_c stores -- and it is paid once
- *   either way; not kept. Round 7: each workgroup's range walked rotated
- *   so that the workgroups in flight walk the same two or three steps (a
- *   range over two row blocks from the second one's first step; g then
- *   read as two bands of whole rows): 0.0748-0.0756 ms against
- *   0.0751-0.0754 (six alternating runs each), equal, so where the g lines
- *   sit in DRAM is not what bounds it; not kept. Round 9: workgroups of one
- *   warp (32 invocations, so no barrier waits on other warps) owning 8, 4
- *   or 16 channels, chunked or persistent: 0.084-0.36 ms against v32p's
- *   0.0744 (the driver gives the 8- and 16-channel builds 255 registers,
- *   the 4-channel one 99); 8 channels on 64 invocations (122 registers)
- *   0.084. Not kept. Round 10, against v32p's 0.0742-0.0747 in the same
- *   visits: an invocation per channel walking its own row with vec4s, no
- *   shared memory and no barrier (g read along channels in 128-byte lines,
- *   each row's window picked by selects; 64 registers, 64 to 256
- *   invocations, chunks of 128 to 1024 positions): 0.140-0.235 ms, and
- *   slower with more warps in flight (chunks of 128: 0.234, 1024: 0.144),
- *   so 32 rows touched 16 bytes at a time per warp is what costs;
- *   whole rows per workgroup, so d_c needs no partials and no second
- *   dispatch (one 1024-invocation workgroup per multiprocessor owning 33
- *   channels, 124-position steps, loads one or two steps ahead; 56 / 64
- *   registers): 0.0861 / 0.0837 ms. Not kept. Round 12: where n_t is a
- *   multiple of 128, a row block's last step holds at most 7 positions;
- *   v32p with them taken by lanes 0 and 1 of the step before (sx read
- *   there, g from its staging; 64 registers still), so a row block walks
- *   one step fewer and ranges shorten by up to a third (4352 x 256 x 16:
- *   25 steps to 17): 4352 x 256 x 16 0.096 ms against 0.105, 1536 x 256 x
- *   16 0.045 / 0.049, 8192 x 512 x 4 0.080 / 0.082, 1536 x 512 x 16 0.067 /
- *   0.068, but 4352 x 1024 x 4 0.080 / 0.079, 1536 x 1024 x 8 0.062 /
- *   0.060, 1536 x 2048 x 4 0.060 / 0.058, 4352 x 4096 equal (three
- *   alternating runs each). The nearly empty step costs far less than a
- *   full one, the reads done in the step before cost about what it saves,
- *   and where it gains the walk is faster still (0.083, 0.039, 0.082,
- *   0.066). Not kept. Measured there and
- *   slower, round 4: persistent
- *   32 x 256 (0.089-0.091), 32 x 128 with 256 invocations (0.084-0.087),
- *   8 x 256 with 256 invocations (0.078 / 0.106 at 528 / 792 workgroups),
- *   persistent 16 x 256 with 132 / 264
- *   / 396 workgroups (0.100 / 0.077-0.079 / 0.087), 16 x 128 with 256
- *   invocations (0.079-0.085), 16 x 512 (0.086); one chunk per row block, no
- *   CONV_REDUCE (16 x 256: 0.098; 16 x 128: 0.083; 8 x 256: 0.083; 16 x 512:
- *   0.101); chunked 8 x 256 with 256 invocations (0.076), v16x2 with 2
- *   steps per chunk (0.083). Earlier rounds: 32 x 128 chunked (0.078-0.085),
- *   two shared buffers and one barrier per step (0.116-0.152: less
- *   occupancy), 64 channels (0.120), 8 x 512 (0.086-0.089), 32 x 256
- *   chunked (0.092), 8 or 4 channels with one chunk per sequence
- *   (0.086-0.093), chunks fastest in the grid (equal). v16w (16 x 128, 256
- *   invocations) is the fallback where the others do not fit. Slower than
- *   the walk at the smaller shapes (4352 x 1024: 0.030-0.038 vs 0.028;
- *   1024 x 1024: 0.014-0.016 vs 0.014; 1024 x 64: 0.008-0.011 vs 0.007),
- *   hence VEC_MIN_ELEMS.
- * - shaders/ssm_conv_walk.comp, d_conv <= 8 otherwise: 16 channels x one
- *   chunk of about 512 positions, walked per step with scalar accesses, g
- *   through a ring in shared memory, d_c in registers; partials as above.
- *   d_conv 4: 16x64d (64 positions per step, compiled for d_conv 4); H200
- *   0.007 / 0.014 / 0.028 / 0.086 ms at 1024x64, 1024x1024, 4352x1024,
- *   4352x4096. Other d_conv: 16x128u (0.007 / 0.014 / 0.036 / 0.092 at
- *   d_conv 4), whose d_c epilogue is unrolled so that d_c is never indexed
- *   by a runtime value. Slower (variants removed): 16x32d (0.095 at
- *   4352x4096), 8x64d (0.085 there), and from round 2 a 4-step ring with one
- *   barrier per step, two steps of loads in flight, 128 invocations, 32x128,
- *   16x256, 8x256.
- * - shaders/ssm_conv_back.comp (CONV_MAIN), any other d_conv: tiles of 32
- *   channels x 64 positions x one sequence, d_sx written directly, one d_c
- *   partial per tile, then CONV_REDUCE.
- * Limit: the tiled kernel stages 2*32*(63+d_conv) + 32*d_conv floats in
- * shared memory, so d_conv <= (maxComputeSharedMemorySize/4 - 4032) / 96
- * (43 at 32 KiB, 85 at 48 KiB); larger d_conv is refused naming it. The
- * other kernels are used only where they fit; the limit stays the tiled
- * kernel's.
+ *   y[i,t,s]    = sum_{k<d_conv} sx[t+k,i,s] * c[k,i]
+ *   d_sx[u,i,s] = sum_{k: 0 <= u-k < n_t} g[i,u-k,s] * c[k,i]
+ *   d_c[k,i]    = sum_{u,s} sx[u,i,s] * g[i,u-k,s]        (u = t + k)
+ *
+ * Forward: one invocation per output element (ssm_conv.comp). Backward, one
+ * main dispatch, then a reduce dispatch that adds the d_c partials in a fixed
+ * order unless the main one wrote d_c itself:
+ * - 16-byte kernels (ssm_conv_vec.comp) for big nodes (d_conv <= 4, at least
+ *   VEC_MIN_ELEMS positions x channels and VEC_MIN_TOK tokens a sequence, a
+ *   layout that allows vec4 accesses: vec_fits). Where the device reports its
+ *   multiprocessor count, a persistent grid of VEC_PERSIST_PER_SM workgroups
+ *   per multiprocessor (v32p); for one sequence v32f sums d_c in the same
+ *   dispatch. Elsewhere chunks for about VEC_WGS workgroups (v16x2), or v16w
+ *   where those do not fit.
+ * - walks (ssm_conv_walk.comp) for d_conv <= 8: 16x64d compiled for d_conv 4,
+ *   16x128u for any other; chunks of about WALK_CHUNK positions.
+ * - the tiled kernel (ssm_conv_back.comp, CONV_MAIN) for any other d_conv.
+ *
+ * Error: d_sx and y are d_conv-term fma chains (gamma(d_conv)); d_c a sum of
+ * n_t*n_s terms in fixed pieces (within gamma(n_t*n_s)).
+ * Invariants: every sum is in a fixed order, so results are deterministic;
+ * v32f's atomic counts only pick which workgroup adds a row block's slots, in
+ * slot order. The tiled kernel stages 2*32*(63+d_conv) + 32*d_conv floats, so
+ * d_conv <= (max_shared_memory/4 - 4032) / 96; past it the node is refused
+ * naming shared memory, and the other kernels run only where they fit. Its
+ * partials (one per 64-position tile) bound every path's scratch.
+ *
  * Tuning (ssm_conv_plan.h, VKGRAD_TUNING): conv.kernel forces the
  * backward's kernel, conv.workgroups the 16-byte kernels' grid. A kernel that
  * does not fit the device or the node falls back to the smaller 16-byte
- * variant, then to the generic walk, then to the tiled kernel.
+ * variant, then to the generic walk, then to the tiled kernel. Why each
+ * kernel and threshold, and what was measured: ssm_conv.md.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -281,8 +122,8 @@ enum {
     VEC_DC_MAX = 4,          /* DCV of ssm_conv_vec.comp */
     VEC_TT = 128,            /* positions per step and vec4 group per lane */
     VEC_WGS = 1024,          /* workgroups the default chunking aims at */
-    VEC_MIN_ELEMS = 8000000, /* H200: faster at 4352 x 4096, slower up to 4352 x 1024 */
-    VEC_MIN_TOK = 768,       /* H200: the walk is as fast or faster up to 512 tokens a sequence */
+    VEC_MIN_ELEMS = 8000000, /* below, the walk is as fast or faster (ssm_conv.md) */
+    VEC_MIN_TOK = 768,       /* the same for shorter sequences */
     VEC_STEPS_MAX = 64,
     VEC_PERSIST_PER_SM = 2 /* persistent grid: workgroups per multiprocessor */
 };
@@ -292,7 +133,7 @@ enum {
     WALK_CHUNK = 512, /* positions per chunk */
 };
 #define WALK_DEFAULT     "16x128u" /* any d_conv up to WALK_DC_MAX */
-#define WALK_DEFAULT_DC4 "16x64d"  /* d_conv 4: as fast or faster at every H200 shape */
+#define WALK_DEFAULT_DC4 "16x64d"  /* d_conv 4: as fast or faster at every shape measured */
 
 /* The backward's plan: the 16-byte kernel (v != NULL, steps per chunk),
  * else the walk kernel (w != NULL), else the tiled one. */

@@ -17,9 +17,9 @@ layout(push_constant) uniform Push {
     uint off_sx, off_c, off_g, off_d;
     uint off_p, n_tiles, n_cb, clen; // partials offset, time tiles (chunks), channel blocks,
                                      // positions per chunk (ssm_conv_walk.comp)
-    uint order, n_wg, pad1, pad2;    // grid order of ssm_conv_walk.comp and ssm_conv_vec.comp;
-                                     // workgroups of ssm_conv_vec.comp's persistent grid; pad1:
-                                     // its counters' offset with FUSE (OFF_CNT there)
+    uint order, n_wg, pad1, pad2;    // order: unused (0); workgroups of ssm_conv_vec.comp's
+                                     // persistent grid; pad1: its counters' offset with FUSE
+                                     // (OFF_CNT there)
 } p;
 
 #endif

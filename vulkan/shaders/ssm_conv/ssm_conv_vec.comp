@@ -21,18 +21,15 @@
 // (4 - sh) so that every group reads its 7-position window as two aligned
 // vec4s. PITCH = 16 mod 32 and the 4*(c/4) skew make the transposing
 // stores and the vec4 reads conflict-free.
-// Loads run one step ahead (two with DB: shared memory double-buffered, one
-// barrier per step; else one buffer and two barriers per step). DB=1 was
-// slower on the H200 (twice the shared memory, less occupancy) and no
-// variant uses it now; ops/ssm_conv.c lists what was measured.
+// Loads run one step ahead: one staging buffer, two barriers per step.
 // d_c stays in registers for the whole chunk, then each (channel, k) sums
 // its 32 lanes in a fixed order: one value per (chunk, sequence, channel,
 // k), written into d_c when it is the only one, else as partials that
 // ssm_conv_back.comp's CONV_REDUCE pass adds in a fixed order (with FUSE,
 // the workgroup found last by an atomic count adds them, in the same fixed
 // order whichever it is; no value is ever added atomically).
-// Spec constant DC = d_conv (1..4). CB, WG, DB, GPL, PERSIST, FUSE: meson
-// defines.
+// Spec constant DC = d_conv (1..4). CB, WG, GPL, PERSIST, FUSE: meson
+// defines. Design and measurements: vulkan/ops/ssm_conv.md.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : enable
 #include "common/ops_ssm_conv.glsl"
@@ -274,12 +271,7 @@ void main() {
 // which workgroup came last. Partials are written, made visible
 // (memoryBarrierBuffer, coherent binding) and only then counted. Counting
 // only at the end keeps fences out of the walk: a fence waits for the
-// invocation's outstanding stores. H200, 4352 x 4096, against v32p and its
-// CONV_REDUCE dispatch (0.0744 ms): a fence and count at every flush, or
-// once per range one row block after another, as slow; the counts issued
-// together, the fence only in the warp that wrote the partials: 0.0729;
-// the last workgroup's slot loads issued together (FSL), not one slot per
-// iteration: 0.0726 (round 13); no d_c sum at all (timing only): 0.0706.
+// invocation's outstanding stores.
 
 // First workgroup of unit un when G workgroups take q or q+1 units each
 // (the first rm take q+1).
