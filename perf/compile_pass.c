@@ -16,8 +16,6 @@
 
 extern char **environ;
 
-const char *vkg_self_program = NULL;
-
 bool vkg_compile_pass_wanted(enum vkg_compile_pass_mode mode, bool is_cpu) {
     return mode == VKG_COMPILE_PASS_ON || (mode == VKG_COMPILE_PASS_AUTO && !is_cpu);
 }
@@ -42,12 +40,12 @@ bool vkg_compile_pass_parse(const char *arg, enum vkg_compile_pass_mode *mode) {
     return true;
 }
 
-void vkg_compile_pass_run(const char *what, char *const args[]) {
+void vkg_compile_pass_run(const char *program, const char *what, char *const args[]) {
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     fprintf(stderr, "%s: compiling the kernels in a separate, untimed run first ...", what);
     fflush(stderr);
-    int rc = vkg_compile_pass(args);
+    int rc = vkg_compile_pass(program, args);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     if (rc == 0)
@@ -60,8 +58,8 @@ void vkg_compile_pass_run(const char *what, char *const args[]) {
         fprintf(stderr, " not run: %s; timing anyway\n", vkg_last_error(NULL));
 }
 
-int vkg_compile_pass(char *const args[]) {
-    if (!vkg_self_program) {
+int vkg_compile_pass(const char *program, char *const args[]) {
+    if (!program) {
         vkg_error(NULL, VKG_STATUS_UNSUPPORTED, "compile pass: the vkgrad program is not known");
         return -1;
     }
@@ -87,11 +85,11 @@ int vkg_compile_pass(char *const args[]) {
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
     pid_t pid;
-    int err = posix_spawn(&pid, vkg_self_program, &fa, NULL, argv, environ);
+    int err = posix_spawn(&pid, program, &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     if (err != 0) {
-        vkg_error(NULL, VKG_STATUS_BACKEND_ERROR, "compile pass: cannot run %s: %s",
-                  vkg_self_program, strerror(err));
+        vkg_error(NULL, VKG_STATUS_BACKEND_ERROR, "compile pass: cannot run %s: %s", program,
+                  strerror(err));
         return -1;
     }
     int status;
@@ -101,7 +99,7 @@ int vkg_compile_pass(char *const args[]) {
             return -1;
         }
     if (WIFEXITED(status)) return WEXITSTATUS(status);
-    vkg_error(NULL, VKG_STATUS_BACKEND_ERROR, "compile pass: %s ended by signal %d",
-              vkg_self_program, WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    vkg_error(NULL, VKG_STATUS_BACKEND_ERROR, "compile pass: %s ended by signal %d", program,
+              WIFSIGNALED(status) ? WTERMSIG(status) : 0);
     return -1;
 }

@@ -16,8 +16,12 @@
  * (--compile-pass-child: one repetition, nothing kept, output discarded;
  * in auto mode the child skips CPU devices), then time.
  *
+ * The program to run is a parameter: the `vkgrad` program's main knows its
+ * own path and hands it to the commands; a caller without one passes NULL
+ * (no pass runs).
+ *
  *     char *args[] = {"perf", "--compile-pass-child", ..., NULL};
- *     int rc = vkg_compile_pass(args);   // the child's exit status, -1: not run
+ *     int rc = vkg_compile_pass(self, args);   // the child's exit status, -1: not run
  */
 #ifndef VKGRAD_PERF_COMPILE_PASS_H
 #define VKGRAD_PERF_COMPILE_PASS_H
@@ -27,11 +31,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* The `vkgrad` program to run; set by its main (conformance/cli/main.c). NULL
- * (in test binaries that call the commands directly, unless they set it):
- * no compile pass can run. */
-extern const char *vkg_self_program;
 
 /* When the pass runs: auto (devices that are not CPU devices), always, never. */
 enum vkg_compile_pass_mode { VKG_COMPILE_PASS_AUTO, VKG_COMPILE_PASS_ON, VKG_COMPILE_PASS_OFF };
@@ -50,17 +49,18 @@ int vkg_compile_pass_devices(enum vkg_compile_pass_mode mode, int *devs, int n);
 /* --compile-pass / --no-compile-pass: true (and *mode set) when arg is one. */
 bool vkg_compile_pass_parse(const char *arg, enum vkg_compile_pass_mode *mode);
 
-/* The pass with a line on stderr saying what runs and how it ended
+/* vkg_compile_pass with a line on stderr saying what runs and how it ended
  * ("<what>: compiling the kernels in a separate, untimed run first ... done,
  * 12 s", or "... nothing to compile (no GPU device)");
- * a pass that cannot run or fails is said and otherwise ignored: the timed
- * run goes on either way. */
-void vkg_compile_pass_run(const char *what, char *const args[]);
+ * a pass that cannot run (program NULL included) or fails is said and
+ * otherwise ignored: the timed run goes on either way. */
+void vkg_compile_pass_run(const char *program, const char *what, char *const args[]);
 
-/* Runs vkg_self_program with args (args[0] the subcommand, NULL-terminated),
- * its output discarded, and waits for it. Returns its exit status, or -1
- * (message recorded with vkg_error) when it could not run or was killed. */
-int vkg_compile_pass(char *const args[]);
+/* Runs program (the `vkgrad` program; NULL: unknown) with args (args[0] the
+ * subcommand, NULL-terminated), its output discarded, and waits for it.
+ * Returns its exit status, or -1 (message recorded with vkg_error) when
+ * program is NULL, could not run or was killed. */
+int vkg_compile_pass(const char *program, char *const args[]);
 
 #ifdef __cplusplus
 }

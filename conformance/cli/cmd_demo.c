@@ -304,7 +304,7 @@ static bool print_verdict(struct op_row *rows, int n_rows, int d, const char *vk
 
 /* ---- main -------------------------------------------------------------------- */
 
-int vkg_cmd_demo(int argc, char **argv) {
+int vkg_cmd_demo(const char *self, int argc, char **argv) {
     struct demo_opts o;
     int rc = parse_opts(argc, argv, &o);
     if (rc >= 0) return rc;
@@ -320,7 +320,7 @@ int vkg_cmd_demo(int argc, char **argv) {
             args[n++] = dev_s;
         }
         args[n] = NULL;
-        vkg_compile_pass_run("vkgrad demo", args);
+        vkg_compile_pass_run(self, "vkgrad demo", args);
     }
 
     struct vkg_backend *cpu = vkg_backend_cpu_init();

@@ -214,7 +214,7 @@ static bool parse_ops(const char *list, bool *ops) {
 
 /* The same sweep once, untimed, in a child started before this process
  * makes any Vulkan call (compile_pass.h). */
-static void compile_pass(const struct perf_opts *o) {
+static void compile_pass(const char *self, const struct perf_opts *o) {
     char dev_s[16];
     char *args[12 + 2 * MAX_AT] = {"perf", "--compile-pass-child"};
     int n = 2;
@@ -238,7 +238,7 @@ static void compile_pass(const struct perf_opts *o) {
         args[n++] = (char *)o->at_arg[i];
     }
     args[n] = NULL;
-    vkg_compile_pass_run("vkgrad perf", args);
+    vkg_compile_pass_run(self, "vkgrad perf", args);
 }
 
 static int parse_opts(int argc, char **argv, struct perf_opts *o) {
@@ -515,11 +515,12 @@ static bool op_selected(const struct perf_opts *o, const struct vkg_perf_shape *
     return strstr(name, o->shape) != NULL;
 }
 
-int vkg_cmd_perf(int argc, char **argv) {
+int vkg_cmd_perf(const char *self, int argc, char **argv) {
     struct perf_opts o;
     int rc = parse_opts(argc, argv, &o);
     if (rc >= 0) return rc;
-    if (!o.list_devices && !o.child && o.compile_pass != VKG_COMPILE_PASS_OFF) compile_pass(&o);
+    if (!o.list_devices && !o.child && o.compile_pass != VKG_COMPILE_PASS_OFF)
+        compile_pass(self, &o);
 
     int n_all = vkg_vulkan_device_count();
     if (o.list_devices) {

@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "compile_pass.h"
 #include "vkgrad/vkgrad.h"
 
 struct command {
@@ -16,17 +15,26 @@ struct command {
     const char *summary;
 };
 
+/* This program's path, for demo and perf, which run it once more before
+ * timing (perf/compile_pass.h); NULL when it cannot be found. */
+static const char *self_program;
+
 static int cmd_version(int argc, char **argv);
+static int cmd_demo(int argc, char **argv) {
+    return vkg_cmd_demo(self_program, argc, argv);
+}
+static int cmd_perf(int argc, char **argv) {
+    return vkg_cmd_perf(self_program, argc, argv);
+}
 
 static const struct command commands[] = {
     {"version", cmd_version, "print the vkgrad version"},
     {"devices", vkg_cmd_devices, "list the Vulkan devices and their limits"},
-    {"demo", vkg_cmd_demo,
-     "the four backward ops: CPU vs each Vulkan device, placement and agreement"},
+    {"demo", cmd_demo, "the four backward ops: CPU vs each Vulkan device, placement and agreement"},
     {"conform", vkg_cmd_conform, "run the conformance cases against the float64 reference"},
     {"compare", vkg_cmd_compare,
      "compare a conformance run with a baseline; exit 1 on a regression"},
-    {"perf", vkg_cmd_perf, "benchmark the backward ops per shape; CSV out"},
+    {"perf", cmd_perf, "benchmark the backward ops per shape; CSV out"},
 };
 
 static int cmd_version(int argc, char **argv) {
@@ -45,11 +53,10 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
-    /* perf and demo run this program again for their compile pass. */
     if (access("/proc/self/exe", X_OK) == 0)
-        vkg_self_program = "/proc/self/exe";
+        self_program = "/proc/self/exe";
     else if (argc > 0 && strchr(argv[0], '/'))
-        vkg_self_program = argv[0];
+        self_program = argv[0];
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -37,29 +37,24 @@ static void compile_pass__runs_the_program_and_returns_its_status(void **state) 
     (void)state;
     const char *prog = getenv("VKGRAD_PROGRAM");
     if (!prog) {
-        print_message("VKGRAD_PROGRAM not set (run through meson test)\n");
+        fprintf(stderr, "VKGRAD_PROGRAM not set (run through meson test)\n");
         skip();
     }
-    vkg_self_program = prog;
     char *ok[] = {"version", NULL};
-    assert_int_equal(vkg_compile_pass(ok), 0);
+    assert_int_equal(vkg_compile_pass(prog, ok), 0);
     char *bad[] = {"perf", "--reps", "0", NULL};
-    assert_int_equal(vkg_compile_pass(bad), 2);
-    vkg_self_program = NULL;
+    assert_int_equal(vkg_compile_pass(prog, bad), 2);
 }
 
 static void compile_pass__not_run_says_why(void **state) {
     (void)state;
     char *args[] = {"version", NULL};
-    vkg_self_program = NULL;
-    assert_int_equal(vkg_compile_pass(args), -1);
+    assert_int_equal(vkg_compile_pass(NULL, args), -1);
     if (!strstr(vkg_last_error(NULL), "not known"))
         fail_msg("case no program: message '%s'", vkg_last_error(NULL));
-    vkg_self_program = "/nonexistent-dir-vkgrad/vkgrad";
-    assert_int_equal(vkg_compile_pass(args), -1);
+    assert_int_equal(vkg_compile_pass("/nonexistent-dir-vkgrad/vkgrad", args), -1);
     if (!strstr(vkg_last_error(NULL), "cannot run /nonexistent-dir-vkgrad/vkgrad"))
         fail_msg("case missing program: message '%s'", vkg_last_error(NULL));
-    vkg_self_program = NULL;
 }
 
 /* A stand-in for the program: a script that writes its arguments, one line
@@ -78,7 +73,6 @@ static void recorder_make(struct recorder *r) {
     fprintf(f, "#!/bin/sh\necho \"$*\" >> '%s'\n", r->log);
     fclose(f);
     assert_int_equal(chmod(r->script, 0700), 0);
-    vkg_self_program = r->script;
 }
 
 /* The log's text ("" when the program never ran). */
@@ -95,7 +89,19 @@ static void recorder_free(struct recorder *r) {
     unlink(r->log);
     unlink(r->script);
     rmdir(r->dir);
-    vkg_self_program = NULL;
+}
+
+/* vkg_cmd_demo with its report sent to stderr: stdout carries TAP. */
+static int demo_quiet(const char *self, int argc, char **argv) {
+    fflush(stdout);
+    int saved = dup(1);
+    assert_true(saved >= 0);
+    assert_int_equal(dup2(2, 1), 1);
+    int rc = vkg_cmd_demo(self, argc, argv);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    return rc;
 }
 
 static void perf_cli__compile_pass_command_line(void **state) {
@@ -113,7 +119,7 @@ static void perf_cli__compile_pass_command_line(void **state) {
         argv[3] = "1";
     }
     /* Forced: the child is told so (it then compiles on CPU devices too). */
-    assert_int_equal(vkg_cmd_perf(argc, argv), 0);
+    assert_int_equal(vkg_cmd_perf(r.script, argc, argv), 0);
     recorder_read(&r, text, sizeof text);
     const char *want_dev = vkg_vulkan_device_count() ? "--device 0 " : "";
     char want[512];
@@ -124,7 +130,7 @@ static void perf_cli__compile_pass_command_line(void **state) {
     assert_string_equal(text, want);
     /* Default (auto): the child runs and picks the devices itself. */
     unlink(r.log);
-    assert_int_equal(vkg_cmd_perf(argc - 1, argv), 0);
+    assert_int_equal(vkg_cmd_perf(r.script, argc - 1, argv), 0);
     recorder_read(&r, text, sizeof text);
     snprintf(want, sizeof want,
              "perf --compile-pass-child %s--quick --ops ssm_conv --shape d_inner=256\n", want_dev);
@@ -132,7 +138,7 @@ static void perf_cli__compile_pass_command_line(void **state) {
     /* --no-compile-pass: no child. */
     unlink(r.log);
     argv[argc - 1] = "--no-compile-pass";
-    assert_int_equal(vkg_cmd_perf(argc, argv), 0);
+    assert_int_equal(vkg_cmd_perf(r.script, argc, argv), 0);
     recorder_read(&r, text, sizeof text);
     assert_string_equal(text, "");
     unlink(csv);
@@ -151,24 +157,24 @@ static void perf_cli__compile_pass_child_picks_devices(void **state) {
     }
     char *child[] = {"perf",    "--compile-pass-child", "--quick",        "--ops", "ssm_conv",
                      "--shape", "d_inner=256",          "--compile-pass", NULL};
-    assert_int_equal(vkg_cmd_perf(7, child), n_gpu ? 0 : VKG_COMPILE_PASS_NOTHING);
-    if (n_dev) assert_int_equal(vkg_cmd_perf(8, child), 0);
+    assert_int_equal(vkg_cmd_perf(NULL, 7, child), n_gpu ? 0 : VKG_COMPILE_PASS_NOTHING);
+    if (n_dev) assert_int_equal(vkg_cmd_perf(NULL, 8, child), 0);
     char *demo_child[] = {"demo", "--compile-pass-child", "--compile-pass", NULL};
-    assert_int_equal(vkg_cmd_demo(2, demo_child), n_gpu ? 0 : VKG_COMPILE_PASS_NOTHING);
-    if (n_dev) assert_int_equal(vkg_cmd_demo(3, demo_child), 0);
+    assert_int_equal(demo_quiet(NULL, 2, demo_child), n_gpu ? 0 : VKG_COMPILE_PASS_NOTHING);
+    if (n_dev) assert_int_equal(demo_quiet(NULL, 3, demo_child), 0);
 }
 
 static void demo_cli__compile_pass_command_line(void **state) {
     (void)state;
     if (vkg_vulkan_device_count() == 0) {
-        print_message("no Vulkan device: --device 0 names none\n");
+        fprintf(stderr, "no Vulkan device: --device 0 names none\n");
         skip();
     }
     struct recorder r;
     recorder_make(&r);
     char text[1024];
     char *argv[] = {"demo", "--device", "0", "--reps", "1", "--no-refused", "--compile-pass", NULL};
-    vkg_cmd_demo(7, argv); /* its verdict is test_demo's business */
+    demo_quiet(r.script, 7, argv); /* its verdict is test_demo's business */
     recorder_read(&r, text, sizeof text);
     assert_string_equal(text, "demo --compile-pass-child --compile-pass --device 0\n");
     recorder_free(&r);

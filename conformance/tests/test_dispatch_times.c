@@ -33,7 +33,7 @@ static bool no_device_skip(void) {
     if (vkg_vulkan_device_count() > 0) return false;
     const char *req = getenv("VKGRAD_REQUIRE_VULKAN");
     if (req && strcmp(req, "1") == 0) fail_msg("no Vulkan device and VKGRAD_REQUIRE_VULKAN=1");
-    printf("SKIP: no Vulkan device\n");
+    fprintf(stderr, "SKIP: no Vulkan device\n");
     return true;
 }
 
@@ -152,7 +152,7 @@ static void timing__scan_nodes_split_into_their_dispatches(void **state) {
         assert_non_null(r.vk);
         enum vkg_status st = vkg_vulkan_dispatch_timing(r.vk, true);
         if (st == VKG_STATUS_UNSUPPORTED) { /* a queue without timestamps */
-            printf("SKIP Vulkan%d: %s\n", i, vkg_last_error(NULL));
+            fprintf(stderr, "SKIP Vulkan%d: %s\n", i, vkg_last_error(NULL));
             vkg_backend_free(r.vk);
             continue;
         }
@@ -200,7 +200,7 @@ static void perf_cli__stages_rows(void **state) {
     close(fd2);
     char *argv[] = {"perf",         "--quick", "--ops", "ssm_scan_back", "--reps", "1", "--no-cpu",
                     "--no-refused", "--csv",   perf,    "--stages",      path,     NULL};
-    assert_int_equal(vkg_cmd_perf(12, argv), 0);
+    assert_int_equal(vkg_cmd_perf(NULL, 12, argv), 0);
     FILE *f = fopen(path, "r");
     assert_non_null(f);
     char line[2048];
@@ -287,13 +287,13 @@ static void stages__rows_and_the_refused_note(void **state) {
 static void perf_cli__stages_bad_input_exit_2(void **state) {
     (void)state;
     char *missing[] = {"perf", "--quick", "--stages", NULL};
-    assert_int_equal(vkg_cmd_perf(3, missing), 2);
+    assert_int_equal(vkg_cmd_perf(NULL, 3, missing), 2);
     char *option[] = {"perf", "--stages", "--quick", NULL};
-    assert_int_equal(vkg_cmd_perf(3, option), 2);
+    assert_int_equal(vkg_cmd_perf(NULL, 3, option), 2);
     char *same[] = {
         "perf", "--quick", "--csv", "/tmp/vkgrad_same.csv", "--stages", "/tmp/vkgrad_same.csv",
         NULL};
-    assert_int_equal(vkg_cmd_perf(6, same), 2);
+    assert_int_equal(vkg_cmd_perf(NULL, 6, same), 2);
     char *same2[] = {"perf",
                      "--quick",
                      "--pipeline-stats",
@@ -301,10 +301,10 @@ static void perf_cli__stages_bad_input_exit_2(void **state) {
                      "--stages",
                      "/tmp/vkgrad_same2.csv",
                      NULL};
-    assert_int_equal(vkg_cmd_perf(6, same2), 2);
+    assert_int_equal(vkg_cmd_perf(NULL, 6, same2), 2);
     char *unwritable[] = {"perf", "--quick", "--stages", "/nonexistent-dir-vkgrad/stages.csv",
                           NULL};
-    assert_int_equal(vkg_cmd_perf(4, unwritable), 2);
+    assert_int_equal(vkg_cmd_perf(NULL, 4, unwritable), 2);
 }
 
 int main(void) {

@@ -145,7 +145,7 @@ static void perf_quick__rows_parse(void **state) {
     char *argv[] = {"perf",   "--quick", "--ops",        "out_prod,ssm_conv_back",
                     "--reps", "2",       "--no-refused", "--csv",
                     path,     NULL};
-    int rc = vkg_cmd_perf(9, argv);
+    int rc = vkg_cmd_perf(NULL, 9, argv);
     assert_int_equal(rc, 0);
     FILE *f = fopen(path, "r");
     assert_non_null(f);
@@ -259,13 +259,13 @@ static void shape_parse__round_trips_and_refuses(void **state) {
 static void perf__bad_options_exit_2(void **state) {
     (void)state;
     char *a1[] = {"perf", "--ops", "nonsense", NULL};
-    assert_int_equal(vkg_cmd_perf(3, a1), 2);
+    assert_int_equal(vkg_cmd_perf(NULL, 3, a1), 2);
     char *a2[] = {"perf", "--reps", "0", NULL};
-    assert_int_equal(vkg_cmd_perf(3, a2), 2);
+    assert_int_equal(vkg_cmd_perf(NULL, 3, a2), 2);
     char *a3[] = {"perf", "--device", "99", NULL};
-    assert_int_equal(vkg_cmd_perf(3, a3), 2);
+    assert_int_equal(vkg_cmd_perf(NULL, 3, a3), 2);
     char *a4[] = {"perf", "--at", "ssm_scan_back:d_state=16", NULL};
-    assert_int_equal(vkg_cmd_perf(3, a4), 2);
+    assert_int_equal(vkg_cmd_perf(NULL, 3, a4), 2);
 }
 
 int main(void) {

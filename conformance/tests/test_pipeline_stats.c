@@ -30,7 +30,7 @@ static bool no_device_skip(void) {
     if (vkg_vulkan_device_count() > 0) return false;
     const char *req = getenv("VKGRAD_REQUIRE_VULKAN");
     if (req && strcmp(req, "1") == 0) fail_msg("no Vulkan device and VKGRAD_REQUIRE_VULKAN=1");
-    printf("SKIP: no Vulkan device\n");
+    fprintf(stderr, "SKIP: no Vulkan device\n");
     return true;
 }
 
@@ -228,7 +228,7 @@ static void capture__unsupported_names_device_else_statistics(void **state) {
                 !strstr(msg, "VK_KHR_pipeline_executable_properties"))
                 fail_msg("case %s: message '%s' must name %s, '%s' and the extension", name, msg,
                          name, info.name);
-            printf("  %s: %s\n", name, msg);
+            fprintf(stderr, "  %s: %s\n", name, msg);
         } else {
             /* The driver has it (NVIDIA): a new kernel after switching on has
              * statistics; the one from before says it was created too early. */
@@ -326,7 +326,7 @@ static void perf_cli__pipeline_stats_rows_per_device(void **state) {
     char *argv[] = {"perf",     "--quick",      "--ops", "out_prod", "--reps",           "1",
                     "--no-cpu", "--no-refused", "--csv", perf,       "--pipeline-stats", path,
                     NULL};
-    assert_int_equal(vkg_cmd_perf(12, argv), 0);
+    assert_int_equal(vkg_cmd_perf(NULL, 12, argv), 0);
     FILE *f = fopen(path, "r");
     assert_non_null(f);
     char line[2048];
@@ -377,20 +377,20 @@ static void perf_cli__pipeline_stats_rows_per_device(void **state) {
 static void perf_cli__pipeline_stats_bad_input_exit_2(void **state) {
     (void)state;
     char *missing[] = {"perf", "--quick", "--pipeline-stats", NULL};
-    assert_int_equal(vkg_cmd_perf(3, missing), 2);
+    assert_int_equal(vkg_cmd_perf(NULL, 3, missing), 2);
     char *option[] = {"perf", "--pipeline-stats", "--quick", NULL};
-    assert_int_equal(vkg_cmd_perf(3, option), 2);
+    assert_int_equal(vkg_cmd_perf(NULL, 3, option), 2);
     char *empty[] = {"perf", "--pipeline-stats", "", NULL};
-    assert_int_equal(vkg_cmd_perf(3, empty), 2);
+    assert_int_equal(vkg_cmd_perf(NULL, 3, empty), 2);
     char *unwritable[] = {"perf", "--quick", "--pipeline-stats",
                           "/nonexistent-dir-vkgrad/pipelines.csv", NULL};
-    assert_int_equal(vkg_cmd_perf(4, unwritable), 2);
+    assert_int_equal(vkg_cmd_perf(NULL, 4, unwritable), 2);
     char dir[] = "/tmp/vkgrad_test_pbad_XXXXXX";
     assert_non_null(mkdtemp(dir));
     char same_path[64];
     snprintf(same_path, sizeof same_path, "%s/same.csv", dir);
     char *same[] = {"perf", "--csv", same_path, "--pipeline-stats", same_path, NULL};
-    assert_int_equal(vkg_cmd_perf(5, same), 2);
+    assert_int_equal(vkg_cmd_perf(NULL, 5, same), 2);
     /* Refused before anything was written. */
     if (access(same_path, F_OK) == 0) fail_msg("case same file: %s was created", same_path);
     assert_int_equal(rmdir(dir), 0);
