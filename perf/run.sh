@@ -5,9 +5,12 @@
 # conformance suite and the perf sweep, and renders the charts and
 # index.html (perf/report/plot.sh).
 #
-#   perf/run.sh [--quick] [--no-build] [--no-plots] [--build-dir DIR] [--out DIR]
+#   perf/run.sh [--quick|--full] [--no-build] [--no-plots] [--build-dir DIR] [--out DIR]
 #
-#   --quick       small shapes and the default conformance tier (CI)
+#   (default)     the full sweep on GPUs; the quick one on CPU devices (lavapipe),
+#                 where the full sweep's largest shapes take hours; it says so
+#   --quick       small shapes on every device (CI)
+#   --full        the full sweep on every device, CPU devices included
 #   (the demo runs with --profile: demo.txt ends with where each graph spends its time)
 #   --no-build    use an existing build; install nothing (a machine without
 #                 glslang, gnuplot or -dev packages)
@@ -28,10 +31,11 @@
 # compare.txt says what changed since that baseline.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-quick=0 build=1 plots=1 bdir=build-release out=reports
+size=auto build=1 plots=1 bdir=build-release out=reports
 while [ $# -gt 0 ]; do
   case "$1" in
-    --quick) quick=1 ;;
+    --quick) size=quick ;;
+    --full) size=full ;;
     --no-build) build=0 ;;
     --no-plots) plots=0 ;;
     --build-dir) bdir="${2:?--build-dir needs a directory}"; shift ;;
@@ -64,8 +68,12 @@ if [ ${#devices[@]} -eq 0 ]; then
   echo "run.sh: no Vulkan device (not even lavapipe: install mesa-vulkan-drivers); CPU only" >&2
   devices=("-1	cpu	CPU")
 fi
-perf_args=(--no-compile-pass) demo_args=(--profile --no-compile-pass) conform_args=()
-[ $quick -eq 1 ] && { perf_args+=(--quick); demo_args+=(--reps 3); }
+# Which Vulkan device indices are CPU devices (`type CPU` in vkgrad devices).
+cpu_devices=" $("$vkgrad" devices 2>/dev/null | awk '
+  /^Vulkan[0-9]+:/ { idx = substr($1, 7, length($1) - 7) }
+  $1 == "type" && $2 == "CPU" { printf "%s ", idx }')"
+conform_args=()
+
 
 status=0
 for line in "${devices[@]}"; do
@@ -75,7 +83,19 @@ for line in "${devices[@]}"; do
   printf '%s\t%s\t%s\n' "$idx" "$slug" "$desc" > "$dir/device.txt"
   dev_arg=(); conf_dev=(--device cpu)
   [ "$idx" -ge 0 ] && { dev_arg=(--device "$idx"); conf_dev=(--device "$idx"); }
-  step "$desc -> $dir"
+  quick=0
+  case "$size" in
+    quick) quick=1 ;;
+    auto) if [ "$idx" -lt 0 ] || [[ "$cpu_devices" == *" $idx "* ]]; then
+            quick=1
+            echo "run.sh: $slug is a CPU device: the quick sweep (small shapes, 3 reps)." \
+                 "Skipped: the full sweep's GPU-sized shapes (up to OUT_PROD 4096³ and" \
+                 "4096-token scans), hours on a CPU device; perf/run.sh --full runs them." >&2
+          fi ;;
+  esac
+  perf_args=(--no-compile-pass) demo_args=(--profile --no-compile-pass)
+  [ $quick -eq 1 ] && { perf_args+=(--quick); demo_args+=(--reps 3); }
+  step "$desc -> $dir ($([ $quick -eq 1 ] && echo quick || echo full) sweep)"
   "$vkgrad" devices > "$dir/devices.txt" 2>&1 || true
 
   warm=0
