@@ -2,6 +2,9 @@
 #ifndef VKG_VK_MATMUL_PLAN_H
 #define VKG_VK_MATMUL_PLAN_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "../tune_key.h"
 
 /* The big tile kernel, as gemm.big names it. */
@@ -32,5 +35,64 @@ struct vkg_vk_gemm_tuning {
 };
 extern const struct vkg_vk_tune_key vkg_vk_gemm_tune_keys[];
 void vkg_vk_gemm_tuning_defaults(struct vkg_vk_gemm_tuning *t, const struct vkg_vk_limits *lim);
+
+
+/* ---- plan ---- */
+
+/* One operand as the tile kernel addresses it: element (r, k) of batch
+ * (i2, i3) at off + r * s_row + k * s_k + i2 * s_2 + i3 * s_3 (elements). */
+struct vkg_vk_gemm_operand {
+    uint32_t off, s_row, s_k, s_2, s_3;
+};
+
+/* One node's GEMM, D[i, j] = sum_k A[i, k] * B[j, k] for each of the
+ * n_b2 x n_b3 batches of D; A's batch is (i2 / r2, i3 / r3). */
+struct vkg_vk_gemm_problem {
+    uint32_t M, N, K;
+    uint32_t n_b2, n_b3, r2, r3;
+    struct vkg_vk_gemm_operand a, b;
+};
+
+/* The tile kernels, as a plan names them. */
+enum vkg_vk_gemm_tile {
+    VKG_VK_GEMM_TILE_128X128, /* the baseline: mul_mat.comp / out_prod.comp */
+    VKG_VK_GEMM_TILE_256X128,
+    VKG_VK_GEMM_TILE_64X64,
+    VKG_VK_GEMM_TILE_32X32,
+};
+
+/* What recording dispatches for one node:
+ *   for each operand with transpose[i]: gemm_transpose.comp over
+ *     transpose_groups[i], into transpose_bytes[i] of scratch;
+ *   the tile kernel over groups, GEMM_V4 = v4, on gemm (the problem with the
+ *     copies in place of their operands, each at element 0 of its scratch);
+ *   with n_split > 1, the tile kernel writes split_bytes of partial tiles to
+ *     scratch and gemm_reduce.comp adds them, one invocation per element of
+ *     D (reduce_elements). */
+struct vkg_vk_gemm_plan {
+    int tile;               /* enum vkg_vk_gemm_tile */
+    uint32_t bm, bn;        /* tile of D per workgroup */
+    uint32_t invocations;   /* per workgroup */
+    uint32_t shared_bytes;  /* shared memory per workgroup */
+    bool transpose[2];      /* A, B copied transposed first */
+    uint32_t transpose_groups[2][3];
+    uint64_t transpose_bytes[2];
+    struct vkg_vk_gemm_problem gemm;
+    uint32_t v4;            /* GEMM_V4: bit 0 stages A with 16-byte loads, bit 1 B */
+    uint32_t n_split;       /* 1: K not split */
+    uint32_t k_chunk;       /* K per split (K when not split) */
+    uint32_t groups[3];
+    uint64_t split_bytes;   /* scratch of the partial tiles (0: not split) */
+    uint64_t reduce_elements;
+};
+
+/* Plans a GEMM on a device with these limits and tuning: a pure function.
+ * Returns true with *plan filled, or false with the reason (naming the limit
+ * that is short) in reason, when the device cannot run the baseline kernel.
+ * Precondition: shapes, strides and offsets fit 32 bits (the backend's
+ * binding-range check guarantees it). */
+bool vkg_vk_gemm_plan_make(const struct vkg_vk_gemm_problem *p, const struct vkg_vk_limits *lim,
+                           const struct vkg_vk_gemm_tuning *t, struct vkg_vk_gemm_plan *plan,
+                           char *reason, size_t reason_size);
 
 #endif
