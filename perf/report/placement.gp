@@ -1,6 +1,6 @@
 # perf/report/placement.gp — where the backward node of each benchmarked shape
 # ran: green = a Vulkan device, red = the CPU fallback, with the reason the
-# device gave (data: DIR/data/placement.tsv from perf/report.py).
+# device gave (data: DIR/data/placement.tsv from perf/report/report.py).
 data = dir.'/data/placement.tsv'
 stats data using 1 nooutput
 n = STATS_records

@@ -5,7 +5,7 @@
 # the shape says whether the bound allows few roundings (short chain, where
 # a correct kernel may use nearly all of it) or many (where it should not).
 # data: DIR/data/tolerance.tsv and the op ticks, bands and y rows that
-# perf/report.py derived from the same records in DIR/data/tolerance_layout.gp.
+# perf/report/report.py derived from the same records in DIR/data/tolerance_layout.gp.
 data = dir.'/data/tolerance.tsv'
 stats data using 1 nooutput
 n = STATS_records
