@@ -115,15 +115,13 @@ run "scan Mamba-2: SSD_MAIN's K loaded before the chunk setup (KEA), big-grid la
   'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_SPLIT=0 VKG_TUNE_SSD_KPRE=1 VKG_TUNE_SSD_KEA=1
 run "scan Mamba-2: cross-head sums off" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=0
 run "scan Mamba-1: chunked recurrence" 'ssm_scan_back.mamba1*' VKG_TUNE_SCAN_CHAN=0
-run "scan Mamba-1: channel path at every size" 'ssm_scan_back.mamba1*' VKG_TUNE_CHAN_MINTOK=1
-run "scan Mamba-1: channel path, checkpoint replay" 'ssm_scan_back.mamba1*' VKG_TUNE_CHAN_MINTOK=1 \
-  VKG_TUNE_CHAN_SCK=0
+run "scan Mamba-1: channel path at every size" 'ssm_scan_back.mamba1*' VKGRAD_TUNING=chan.min_tokens=1
 # The default cases have at most 40 channels, one block of the walk: the
 # full tier's 1536 channels in two chunks give the default layout for big
 # nodes (several channel blocks, the walk's workgroups of 256 invocations).
 run "scan Mamba-1: channel path, 1536 channels in two chunks" \
-  'ssm_scan_back.mamba1.d_state=16.head_dim=1.n_head=1536*' --full VKG_TUNE_CHAN_MINTOK=1 \
-  VKG_TUNE_CHAN_CT=32
+  'ssm_scan_back.mamba1.d_state=16.head_dim=1.n_head=1536*' --full \
+  VKGRAD_TUNING=chan.min_tokens=1,chan.chunk_tokens=32
 run "glue: barriers only where needed, profiled too" "$glue" VKGRAD_TUNING=record.barrier=deps
 run "glue: no fused chains, two-pass VIEW_BACK and SUM" "$glue" \
   VKGRAD_TUNING=glue.fuse=0,glue.view_passes=2,glue.sum_one_max=0

@@ -163,24 +163,19 @@
  * replayed by CHAN_BACK, chunks of 32), _CWG (CHAN_CARRY's workgroup size),
  * _CRUN=0 (CHAN_CARRY reloads its run for the walks).
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "ssm_scan_paths.h"
 
-#include "vkg_vk_spv_ssm_scan_back_chan_back.spv.h"
-#include "vkg_vk_spv_ssm_scan_back_chan_back_f4_4_16.spv.h"
-#include "vkg_vk_spv_ssm_scan_back_chan_back_f4_4_8.spv.h"
-#include "vkg_vk_spv_ssm_scan_back_chan_back_f8_2_4.spv.h"
 #include "vkg_vk_spv_ssm_scan_back_chan_back_f8_2_8.spv.h"
-#include "vkg_vk_spv_ssm_scan_back_chan_back_v4.spv.h"
 #include "vkg_vk_spv_ssm_scan_back_chan_back_w.spv.h"
 #include "vkg_vk_spv_ssm_scan_back_chan_back_wv4.spv.h"
 #include "vkg_vk_spv_ssm_scan_back_chan_carry.spv.h"
 #include "vkg_vk_spv_ssm_scan_back_chan_reduce.spv.h"
 #include "vkg_vk_spv_ssm_scan_back_chan_sum.spv.h"
 #include "vkg_vk_spv_ssm_scan_back_chan_sum_f16_1.spv.h"
-#include "vkg_vk_spv_ssm_scan_back_chan_sum_f8_2.spv.h"
 #include "vkg_vk_spv_ssm_scan_back_chan_sum_v4.spv.h"
 
 /* Mirrors the push block of shaders/common/ops_ssm_scan_chan.glsl. */
@@ -200,23 +195,15 @@ static const struct vkg_vk_kernel k_sum =
     VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_chan_sum, 11, struct chan_push);
 static const struct vkg_vk_kernel k_carry =
     VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_chan_carry, 11, struct chan_push);
-static const struct vkg_vk_kernel k_back =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_chan_back, 11, struct chan_push);
 static const struct vkg_vk_kernel k_back_w =
     VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_chan_back_w, 11, struct chan_push);
 static const struct vkg_vk_kernel k_sum_v4 =
     VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_chan_sum_v4, 11, struct chan_push);
-static const struct vkg_vk_kernel k_back_v4 =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_chan_back_v4, 11, struct chan_push);
 static const struct vkg_vk_kernel k_back_wv4 =
     VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_chan_back_wv4, 11, struct chan_push);
 #define CHAN_KERNEL(name) VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_chan_##name, 11, struct chan_push)
-static const struct vkg_vk_kernel k_back_f8_2_4 = CHAN_KERNEL(back_f8_2_4);
 static const struct vkg_vk_kernel k_back_f8_2_8 = CHAN_KERNEL(back_f8_2_8);
-static const struct vkg_vk_kernel k_back_f4_4_8 = CHAN_KERNEL(back_f4_4_8);
-static const struct vkg_vk_kernel k_back_f4_4_16 = CHAN_KERNEL(back_f4_4_16);
 static const struct vkg_vk_kernel k_sum_f16_1 = CHAN_KERNEL(sum_f16_1);
-static const struct vkg_vk_kernel k_sum_f8_2 = CHAN_KERNEL(sum_f8_2);
 
 /* The builds with DSL, NL (and KS) fixed at compile time (CHAN_FIX), all
  * with vec4 staging, CHAN_BACK's with per-workgroup partials. */
@@ -225,14 +212,10 @@ struct chan_fixed {
     const struct vkg_vk_kernel *k;
 };
 static const struct chan_fixed chan_back_fixed[] = {
-    {8, 2, 4, &k_back_f8_2_4},
     {8, 2, 8, &k_back_f8_2_8},
-    {4, 4, 8, &k_back_f4_4_8},
-    {4, 4, 16, &k_back_f4_4_16},
 };
 static const struct chan_fixed chan_sum_fixed[] = {
     {16, 1, 0, &k_sum_f16_1},
-    {8, 2, 0, &k_sum_f8_2},
 };
 
 static const struct vkg_vk_kernel k_reduce =
@@ -270,7 +253,6 @@ struct chan_plan {
     uint32_t cg, cwg;  /* CHAN_CARRY's chunk runs per element, workgroup size */
     bool vec4, svec4;  /* B, C staged as vec4 (CHAN_VEC4) in CHAN_BACK, CHAN_SUM */
     const struct vkg_vk_kernel *kback, *ksum; /* the builds recorded */
-    bool wgsum; /* d_B / d_C partials per workgroup (CHAN_WGSUM), not per subgroup */
     bool one;   /* one chunk: CHAN_BACK and CHAN_REDUCE only (CHAN_F_ONE) */
     bool sck;   /* sub-chunk starts kept by CHAN_SUM (CHAN_F_SCK) */
     uint64_t ncb, sncb, nc, nj, st_floats, pt_floats;
@@ -279,8 +261,8 @@ struct chan_plan {
 static bool chan_plan_make(const struct vkg_vk_device *dev, const struct vkg_scan_dims *d,
                            struct chan_plan *cp) {
     const struct vkg_vulkan_device_info *info = vkg_vk_device_info(dev);
+    const struct vkg_vk_chan_tuning *tu = &dev->tuning.chan;
     if (!d->mamba1 || d->head_dim != 1 || d->n_group != 1 || d->d_state < 1) return false;
-    if (vkg_vk_tune_int("VKG_TUNE_SCAN_CHAN", 1) == 0) return false;
     const uint32_t sg = dev->subgroup_fixed;
     if (!dev->subgroup_shuffle || sg < 1 || sg > 128 || (sg & (sg - 1)) != 0) return false;
     const uint64_t ds = (uint64_t)d->d_state, D = (uint64_t)d->n_head;
@@ -300,33 +282,26 @@ static bool chan_plan_make(const struct vkg_vk_device *dev, const struct vkg_sca
      * sequences of 1024 tokens and more only, so a training batch of
      * shorter sequences ran up to 1.9x slower.) CPU devices take every size
      * (lavapipe: 0.39 s -> 0.05 s at 1024 x 64). */
-    if (!info->is_cpu && nt < (uint64_t)vkg_vk_tune_int("VKG_TUNE_CHAN_MINTOK", CHAN_MIN_TOK) &&
-        D * nt * nq < (uint64_t)vkg_vk_tune_int("VKG_TUNE_CHAN_MINWORK", CHAN_MIN_WORK))
-        return false;
+    if (nt < (uint64_t)tu->min_tokens && D * nt * nq < (uint64_t)tu->min_work) return false;
     /* Lanes per channel: 2 where d_state splits evenly (halves the
      * registers; the sums over n then take one shuffle). */
-    uint32_t nl = (uint32_t)vkg_vk_tune_int("VKG_TUNE_CHAN_NL", ds % 2 == 0 && ds >= 4 ? 2 : 1);
-    nl = chan_pow2_floor(nl < 1 ? 1 : nl > sg ? sg : nl);
-    while (nl > 1 && ds % nl != 0)
-        nl /= 2;
+    const uint32_t nl = ds % 2 == 0 && ds >= 4 && sg >= 2 ? 2 : 1;
     if (ds / nl > CHAN_DSL_MAX) return false;
-    uint32_t ks = (uint32_t)vkg_vk_tune_int("VKG_TUNE_CHAN_KS", CHAN_KS);
-    ks = ks < 1 ? 1 : ks > 16 ? 16 : ks;
+    const uint32_t ks = CHAN_KS;
     /* SCK (below) on by default; with it, longer chunks mean less scratch
      * traffic (E, G per chunk) and fewer kernels' work per token: the longest
      * of 128, 64, 32 that leaves CHAN_GRID_MIN workgroups (H200: 1536 x 4096
      * tokens, CT 32 0.486, 64 0.453, 128 0.426, 256 0.843 ms; 4096 x 1024,
      * 0.327, 0.351, 0.326 at 128 = 512 workgroups; 4096 x 4096, 1.142,
      * 1.139, 1.086). */
-    const bool sck_on = vkg_vk_tune_int("VKG_TUNE_CHAN_SCK", 1) != 0;
     uint32_t ct_def = CHAN_CT;
     const uint64_t ncb_est = (D * nl + CHAN_WG - 1) / CHAN_WG;
-    for (uint32_t c = CHAN_CT_MAX; sck_on && c > CHAN_CT; c /= 2)
+    for (uint32_t c = CHAN_CT_MAX; c > CHAN_CT; c /= 2)
         if (ncb_est * ((nt + c - 1) / c) * nq >= CHAN_GRID_MIN) {
             ct_def = c;
             break;
         }
-    uint32_t ct = (uint32_t)vkg_vk_tune_int("VKG_TUNE_CHAN_CT", (int)ct_def);
+    uint32_t ct = tu->chunk_tokens < 0 ? ct_def : (uint32_t)tu->chunk_tokens;
     ct = ct < ks ? ks : ct > 256 ? 256 : ct;
     ct = (ct + ks - 1) / ks * ks;
     /* A sequence shorter than a chunk: one chunk of just its length
@@ -335,14 +310,10 @@ static bool chan_plan_make(const struct vkg_vk_device *dev, const struct vkg_sca
     uint32_t lim = info->max_workgroup_invocations;
     if (dev->props.limits.maxComputeWorkGroupSize[0] < lim)
         lim = dev->props.limits.maxComputeWorkGroupSize[0];
-    uint32_t wg = (uint32_t)vkg_vk_tune_int("VKG_TUNE_CHAN_WG", CHAN_BACK_WG);
-    wg = chan_pow2_floor(wg < 1 ? 1 : wg > lim ? lim : wg);
+    uint32_t wg = chan_pow2_floor(CHAN_BACK_WG > lim ? lim : CHAN_BACK_WG);
     if (wg < sg) wg = sg;
     if (wg > lim) return false;
     const uint64_t dsl = ds / nl, n_sub = ct / ks;
-    cp->wgsum = vkg_vk_tune_int("VKG_TUNE_CHAN_WGSUM", 1) != 0;
-    const bool v4 = vkg_vk_tune_int("VKG_TUNE_CHAN_VEC", 1) != 0;
-    const bool fix = vkg_vk_tune_int("VKG_TUNE_CHAN_FIX", 1) != 0;
     /* Fewer channels per workgroup than the sequence has: no idle lanes
      * (down to one subgroup). */
     while (wg > sg && (uint64_t)wg / 2 >= D * nl)
@@ -351,13 +322,13 @@ static bool chan_plan_make(const struct vkg_vk_device *dev, const struct vkg_sca
      * forms the start from it: no checkpoint replay, none in shared memory.
      * Not for one chunk (no CHAN_SUM). */
     cp->nc = (nt + ct - 1) / ct;
-    cp->one = cp->nc == 1 && vkg_vk_tune_int("VKG_TUNE_CHAN_ONE", 1) != 0;
+    cp->one = cp->nc == 1;
     /* (ks a power of two and a multiple of CHAN_SUM's 8-token batches.) */
-    cp->sck = !cp->one && ct > ks && (ks & (ks - 1)) == 0 && ks % 8 == 0 && sck_on;
+    cp->sck = !cp->one && ct > ks && (ks & (ks - 1)) == 0 && ks % 8 == 0;
     uint64_t sh_back;
     for (;;) {
         sh_back = 2ull * ct * ds + (cp->sck ? 0 : n_sub * dsl * wg) +
-                  (cp->wgsum ? 2ull * ks * (wg / sg) * ds : 0);
+                  2ull * ks * (wg / sg) * ds;
         if (sh_back * sizeof(float) <= info->max_shared_memory) break;
         if (wg <= sg) return false;
         wg /= 2;
@@ -369,7 +340,7 @@ static bool chan_plan_make(const struct vkg_vk_device *dev, const struct vkg_sca
     cp->rwg = CHAN_RWG < lim ? CHAN_RWG : chan_pow2_floor(lim);
     if (cp->rwg < 32) return false; /* CHAN_REDUCE's d_A blocks */
     /* B and C as vec4 where a lane's states come in fours. */
-    cp->vec4 = v4 && dsl % 4 == 0;
+    cp->vec4 = dsl % 4 == 0;
     cp->sh_sum = (uint32_t)(2ull * ct * ds);
     cp->sh_back = (uint32_t)(cp->vec4 ? sh_back - 2ull * ct * ds : sh_back);
     if (cp->sh_back == 0) cp->sh_back = 1; /* an empty shared array is not valid */
@@ -377,19 +348,15 @@ static bool chan_plan_make(const struct vkg_vk_device *dev, const struct vkg_sca
     cp->ncb = (D + cpw - 1) / cpw;
     /* CHAN_SUM has no per-token sums over n: one lane per channel where its
      * registers allow (no duplicated softplus). */
-    uint32_t snl = (uint32_t)vkg_vk_tune_int("VKG_TUNE_CHAN_SNL", 1);
-    snl = chan_pow2_floor(snl < 1 ? 1 : snl > 32 ? 32 : snl);
-    if (ds % snl != 0 || ds / snl > 2 * CHAN_DSL_MAX) snl = nl;
-    uint32_t swg = (uint32_t)vkg_vk_tune_int("VKG_TUNE_CHAN_SWG", CHAN_WG);
-    swg = chan_pow2_floor(swg < 1 ? 1 : swg > lim ? lim : swg);
-    if (swg < snl) swg = snl;
+    const uint32_t snl = 1; /* (ds <= 2 x CHAN_DSL_MAX here) */
+    uint32_t swg = chan_pow2_floor(CHAN_WG > lim ? lim : CHAN_WG);
     while (swg > 32 && (uint64_t)swg / 2 >= D * snl)
         swg /= 2;
     cp->snl = snl, cp->swg = swg;
-    cp->svec4 = v4 && (ds / snl) % 4 == 0;
+    cp->svec4 = (ds / snl) % 4 == 0;
     if (cp->svec4) cp->sh_sum = 1;
     cp->sncb = (D + swg / snl - 1) / (swg / snl);
-    cp->nj = cp->wgsum ? cp->ncb : cp->ncb * (wg / sg);
+    cp->nj = cp->ncb;
     cp->st_floats =
         nq * cp->nc * D * (2 * ds + 1) + (cp->sck ? nq * cp->nc * (ct / ks - 1) * (ds + 1) * D : 0);
     cp->pt_floats = nq * cp->nc * ds * D + nq * nt * cp->nj * 2 * ds + nq * ds * D;
@@ -398,11 +365,9 @@ static bool chan_plan_make(const struct vkg_vk_device *dev, const struct vkg_sca
     uint32_t cg_def = 1;
     while (cg_def < CHAN_CG_MAX && (uint64_t)cg_def * CHAN_CARRY_RUN < cp->nc)
         cg_def *= 2;
-    uint32_t cwg = (uint32_t)vkg_vk_tune_int("VKG_TUNE_CHAN_CWG", (int)cp->rwg);
-    cwg = chan_pow2_floor(cwg < 32 ? 32 : cwg > lim ? lim : cwg);
+    const uint32_t cwg = cp->rwg;
     cp->cwg = cwg;
-    uint32_t cg = (uint32_t)vkg_vk_tune_int("VKG_TUNE_CHAN_CG", (int)cg_def);
-    cg = chan_pow2_floor(cg < 1 ? 1 : cg > cwg ? cwg : cg);
+    uint32_t cg = cg_def;
     while (cg > 1 && cg / 2 >= cp->nc)
         cg /= 2;
     cp->cg = cg;
@@ -422,26 +387,21 @@ static bool chan_plan_make(const struct vkg_vk_device *dev, const struct vkg_sca
         if (carry > CHAN_LOOP_BUDGET || reduce > CHAN_LOOP_BUDGET || walk > CHAN_LOOP_BUDGET)
             return false;
     }
-    /* The builds: fixed where one matches (VKG_TUNE_CHAN_FIX=0: never);
-     * the generic ones only on CPU devices (on the H200 they ran ~20x
-     * slower) or with VKG_TUNE_CHAN_GEN=1. */
+    /* The builds: fixed where one matches; the generic ones only on CPU
+     * devices (on GPUs they ran ~20x slower). */
     cp->kback = NULL, cp->ksum = NULL;
     for (size_t i = 0;
-         fix && cp->vec4 && cp->wgsum && i < sizeof chan_back_fixed / sizeof chan_back_fixed[0];
+         cp->vec4 && i < sizeof chan_back_fixed / sizeof chan_back_fixed[0];
          i++)
         if (chan_back_fixed[i].dsl == cp->dsl && chan_back_fixed[i].nl == nl &&
             chan_back_fixed[i].ks == ks)
             cp->kback = chan_back_fixed[i].k;
-    for (size_t i = 0; fix && cp->svec4 && i < sizeof chan_sum_fixed / sizeof chan_sum_fixed[0];
+    for (size_t i = 0; cp->svec4 && i < sizeof chan_sum_fixed / sizeof chan_sum_fixed[0];
          i++)
         if (chan_sum_fixed[i].dsl == ds / snl && chan_sum_fixed[i].nl == snl)
             cp->ksum = chan_sum_fixed[i].k;
-    if ((!cp->kback || (!cp->ksum && !cp->one)) && !info->is_cpu &&
-        vkg_vk_tune_int("VKG_TUNE_CHAN_GEN", 0) == 0)
-        return false;
-    if (!cp->kback)
-        cp->kback =
-            cp->wgsum ? (cp->vec4 ? &k_back_wv4 : &k_back_w) : (cp->vec4 ? &k_back_v4 : &k_back);
+    if ((!cp->kback || (!cp->ksum && !cp->one)) && !info->is_cpu) return false;
+    if (!cp->kback) cp->kback = cp->vec4 ? &k_back_wv4 : &k_back_w;
     if (!cp->ksum) cp->ksum = cp->svec4 ? &k_sum_v4 : &k_sum;
     return true;
 }
@@ -486,8 +446,7 @@ bool vkg_vk_scan_back_chan(struct vkg_vk_encoder *enc, const struct vkg_tensor *
         (2ull * d->d_state * d->n_tok * d->n_seqs + n_el * (uint64_t)d->n_slots + cp.rwg - 1) /
             cp.rwg;
     /* CHAN_CARRY's spec 6: runs of at most 8 chunks kept in registers (1). */
-    const uint32_t crun = vkg_vk_tune_int("VKG_TUNE_CHAN_CRUN", 1) != 0 ? 1u : 0u;
-    const uint32_t spec_c[8] = {cp.cwg, 1, cp.sg, cp.ct, cp.cg, cp.nl, crun, cp.vp};
+    const uint32_t spec_c[8] = {cp.cwg, 1, cp.sg, cp.ct, cp.cg, cp.nl, 1, cp.vp};
     const uint64_t n_cwg = (d->n_head + cp.cwg / cp.cg - 1) / (cp.cwg / cp.cg) *
                            (uint64_t)d->d_state * (uint64_t)d->n_seqs;
     uint32_t gx, gy;
@@ -511,9 +470,23 @@ bool vkg_vk_scan_back_chan(struct vkg_vk_encoder *enc, const struct vkg_tensor *
     return true;
 }
 
-/* ---- tuning (placeholder until the family's knobs move here) ---- */
-const struct vkg_vk_tune_key vkg_vk_chan_tune_keys[] = {{NULL, 0, 0, 0, NULL, NULL}};
+/* ---- tuning ---- */
+#define CHAN_KEY(field, lo, hi, doc) VKG_VK_TUNE_INT(struct vkg_vk_chan_tuning, field, lo, hi, doc)
+const struct vkg_vk_tune_key vkg_vk_chan_tune_keys[] = {
+    CHAN_KEY(min_tokens, 1, INT_MAX,
+             "the path for sequences of this many tokens or more, whatever the node's size "
+             "(GPUs 1024, CPU devices 1: every node)"),
+    CHAN_KEY(min_work, 1, INT_MAX,
+             "the path for nodes of this many channel-tokens (d_inner x n_tok x n_seqs) or "
+             "more, whatever the sequence length (GPUs 280000, CPU devices 1)"),
+    CHAN_KEY(chunk_tokens, -1, 256,
+             "tokens per chunk, rounded up to whole 8-token sub-chunks; -1: auto, the longest of "
+             "128, 64, 32 that leaves 512 workgroups (a sequence shorter than a chunk: one chunk)"),
+    {NULL, 0, 0, 0, NULL, NULL},
+};
+
 void vkg_vk_chan_tuning_defaults(struct vkg_vk_chan_tuning *t, const struct vkg_vk_limits *lim) {
-    (void)lim;
-    t->unused = 0;
+    t->min_tokens = lim->is_cpu ? 1 : CHAN_MIN_TOK;
+    t->min_work = lim->is_cpu ? 1 : CHAN_MIN_WORK;
+    t->chunk_tokens = -1;
 }

@@ -469,12 +469,9 @@ void main() {
     }
     // 2. Sub-chunks from the last: replay into registers, walk back.
     const uint lane = gl_SubgroupInvocationID;
-    const uint j = wg.cb * (WG / SG) + lid / SG; // this subgroup's channel partials
-#if defined(CHAN_WGSUM)
     // The subgroups' d_B / d_C sums of a sub-chunk, [k][subgroup][2 d_state],
     // after the checkpoints (SCK: none).
     const uint sh_part = sck ? SH_BC : chan_ck((CT + KS - 1u) / KS, 0u) - lid;
-#endif
     // The next sub-chunk's inputs (m - 1, walking back) are fetched while m
     // is walked back, into the registers each token done with frees: two
     // tokens per token walked back over the first half (the next replay's
@@ -618,28 +615,15 @@ void main() {
             // Lanes differing only in the bits that added whole copies hold
             // duplicates: the lowest of them writes.
             const uint chl = SG / NL, dup = chl > VP ? chl / VP : 1u;
-#if defined(CHAN_WGSUM)
             if ((lane / NL) % dup == 0u) { // slots past the chunk are not read
-#else
-            if ((lane / NL) % dup == 0u && tt < wg.len) {
-#endif
-#if defined(CHAN_WGSUM)
                 const uint pb = (k * (WG / SG) + lid / SG) * w2 + sh_part;
-#else
-                const uint pb = p.off_pt + chan_pt_bc() + ((wg.q * p.nt + t) * p.nj + j) * w2;
-#endif
                 [[unroll]] for (uint i = 0; i < VP; i++)
                     if (i < cnt && base + i < 2u * DSL) {
                         const uint u = base + i;
-#if defined(CHAN_WGSUM)
                         sh[pb + (u < DSL ? n0 + u : p.ds + n0 + u - DSL)] = v[i];
-#else
-                        pt_data[pb + (u < DSL ? n0 + u : p.ds + n0 + u - DSL)] = v[i];
-#endif
                     }
             }
         }
-#if defined(CHAN_WGSUM)
         // The sub-chunk's subgroup sums added over the workgroup's subgroups
         // (in order): one partial per workgroup and token.
         barrier();
@@ -654,7 +638,6 @@ void main() {
                 acc;
         }
         barrier();
-#endif
     }
     if (!act)
         return;
