@@ -46,14 +46,15 @@ static void conformance__case(void **state) {
     struct conf_result r;
     enum conf_status s = conf_run_case(j->c, t, backends[j->target], &opts, &r);
     double u = conf_result_worst_usage(&r);
-    print_message("%s on %s: %s, placement %s (expected %s), splits %d, worst bound usage %.3g%s\n",
-                  j->c->name, t->name, conf_status_name(s), r.placement, r.expected_placement,
-                  r.n_splits, u, r.deterministic ? "" : ", non-deterministic");
+    fprintf(stderr,
+            "%s on %s: %s, placement %s (expected %s), splits %d, worst bound usage %.3g%s\n",
+            j->c->name, t->name, conf_status_name(s), r.placement, r.expected_placement, r.n_splits,
+            u, r.deterministic ? "" : ", non-deterministic");
     if (s == CONF_NOT_SUPPORTED) {
-        print_message("not supported: %s\n", r.message);
+        fprintf(stderr, "not supported: %s\n", r.message);
         skip();
     }
-    if (s == CONF_QUALITY_WARNING) print_message("quality warning: %s\n", r.message);
+    if (s == CONF_QUALITY_WARNING) fprintf(stderr, "quality warning: %s\n", r.message);
     if (!conf_status_ok(s))
         fail_msg("%s on %s: %s: %s", j->c->name, t->name, conf_status_name(s), r.message);
 }
@@ -64,8 +65,8 @@ static void vulkan__device_present(void **state) {
     if (req && !strcmp(req, "1"))
         fail_msg("VKGRAD_REQUIRE_VULKAN=1 but no Vulkan device was found (%s)",
                  vkg_vulkan_available() ? "the loader found no device" : "Vulkan not available");
-    print_message("no Vulkan device (%s): the Vulkan cases are skipped\n",
-                  vkg_vulkan_available() ? "the loader found none" : "Vulkan not available");
+    fprintf(stderr, "no Vulkan device (%s): the Vulkan cases are skipped\n",
+            vkg_vulkan_available() ? "the loader found none" : "Vulkan not available");
     skip();
 }
 

@@ -638,14 +638,6 @@ static void cpu_backend__graph_compute_matches_nodes(void **state) {
 }
 
 int main(void) {
-    const size_t nk = sizeof(kernel_cases) / sizeof(kernel_cases[0]);
-    struct CMUnitTest *tests = calloc(nk, sizeof(*tests));
-    if (!tests) return 1;
-    for (size_t i = 0; i < nk; i++) {
-        tests[i].name = kernel_cases[i].name;
-        tests[i].test_func = run_kernel_case;
-        tests[i].initial_state = (void *)&kernel_cases[i];
-    }
     const struct CMUnitTest backend_tests[] = {
         cmocka_unit_test(cpu_backend__name_and_kind),
         cmocka_unit_test(cpu_backend__set_n_threads_rejects_zero),
@@ -655,8 +647,18 @@ int main(void) {
         cmocka_unit_test(ssm_scan_back__many_waves_same_bits),
         cmocka_unit_test(cpu_backend__graph_compute_matches_nodes),
     };
-    int failed = _cmocka_run_group_tests("cpu_kernels", tests, nk, NULL, NULL);
-    failed += cmocka_run_group_tests_name("cpu_backend", backend_tests, NULL, NULL);
+    /* One group (one TAP plan): the kernel cases, then the backend's tests. */
+    const size_t nk = sizeof(kernel_cases) / sizeof(kernel_cases[0]);
+    const size_t nb = sizeof(backend_tests) / sizeof(backend_tests[0]);
+    struct CMUnitTest *tests = calloc(nk + nb, sizeof(*tests));
+    if (!tests) return 1;
+    for (size_t i = 0; i < nk; i++) {
+        tests[i].name = kernel_cases[i].name;
+        tests[i].test_func = run_kernel_case;
+        tests[i].initial_state = (void *)&kernel_cases[i];
+    }
+    memcpy(tests + nk, backend_tests, sizeof backend_tests);
+    int failed = _cmocka_run_group_tests("cpu_backend", tests, nk + nb, NULL, NULL);
     free(tests);
     return failed ? 1 : 0;
 }

@@ -60,8 +60,8 @@ static void demo_graph__gradients_match_reference(void **state) {
     vkg_backend_free(b);
     if (r1.status != VKG_STATUS_OK || r2.status != VKG_STATUS_OK)
         fail_msg("case %s: run failed: %s", c->name, r1.status ? r1.error : r2.error);
-    print_message("case %s: backward node on %s (%s), %d splits\n", c->name, r1.placement,
-                  r1.reason, r1.n_splits);
+    fprintf(stderr, "case %s: backward node on %s (%s), %d splits\n", c->name, r1.placement,
+            r1.reason, r1.n_splits);
     check_result(c, d, &r1);
     for (int g = 0; g < d->n_grads; g++)
         for (int64_t i = 0; i < d->grad_n[g]; i++)
@@ -76,8 +76,8 @@ static void demo_graph__vulkan_absent(void **state) {
     (void)state;
     if (getenv("VKGRAD_REQUIRE_VULKAN") && !strcmp(getenv("VKGRAD_REQUIRE_VULKAN"), "1"))
         fail_msg("case demo.vulkan: no Vulkan device and VKGRAD_REQUIRE_VULKAN=1");
-    print_message("no Vulkan device (%s): Vulkan demo cases skipped\n",
-                  vkg_vulkan_available() ? "none enumerated" : "Vulkan not available");
+    fprintf(stderr, "no Vulkan device (%s): Vulkan demo cases skipped\n",
+            vkg_vulkan_available() ? "none enumerated" : "Vulkan not available");
     skip();
 }
 

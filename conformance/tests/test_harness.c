@@ -151,8 +151,8 @@ static void expect_transition(const struct run *base, const struct run *run,
     for (int i = 0; i < nt; i++) {
         if (ts[i].kind != k || strcmp(ts[i].case_name, small_cases[ci])) continue;
         assert_true(ts[i].regression);
-        print_message("caught and named: %s %s: %s\n", conf_transition_name(k), ts[i].case_name,
-                      ts[i].text);
+        fprintf(stderr, "caught and named: %s %s: %s\n", conf_transition_name(k), ts[i].case_name,
+                ts[i].text);
         for (int w = 0; want && want[w]; w++)
             if (!strstr(ts[i].text, want[w]))
                 fail_msg("transition text '%s' lacks '%s'", ts[i].text, want[w]);
@@ -160,8 +160,8 @@ static void expect_transition(const struct run *base, const struct run *run,
     }
     if (!found) {
         for (int i = 0; i < nt; i++)
-            print_message("  got: %s %s: %s\n", conf_transition_name(ts[i].kind), ts[i].case_name,
-                          ts[i].text);
+            fprintf(stderr, "  got: %s %s: %s\n", conf_transition_name(ts[i].kind), ts[i].case_name,
+                    ts[i].text);
         fail_msg("no '%s' transition for %s", conf_transition_name(k), small_cases[ci]);
     }
     free(ts);
@@ -207,7 +207,7 @@ static void need_vulkan(void) {
     if (have_vk) return;
     const char *req = getenv("VKGRAD_REQUIRE_VULKAN");
     if (req && !strcmp(req, "1")) fail_msg("VKGRAD_REQUIRE_VULKAN=1 but no Vulkan device");
-    print_message("no Vulkan device: this fault needs one\n");
+    fprintf(stderr, "no Vulkan device: this fault needs one\n");
     skip();
 }
 
@@ -659,7 +659,7 @@ static int run_prog(const char *args) {
 static void cli__bad_input_exits_2(void **state) {
     (void)state;
     if (!getenv("VKGRAD_PROGRAM")) {
-        print_message("VKGRAD_PROGRAM not set (run through meson test)\n");
+        fprintf(stderr, "VKGRAD_PROGRAM not set (run through meson test)\n");
         skip();
     }
     assert_int_equal(run_prog("conform --case no_such_case --device cpu"), 2);

@@ -189,11 +189,11 @@ static struct fd_result fd_compare(struct fd_case *fc, const double *w, int over
 }
 
 static void print_result(const char *what, const struct fd_case *fc, struct fd_result r) {
-    print_message("%s: worst relative error %.3g", what, r.worst_rel);
+    fprintf(stderr, "%s: worst relative error %.3g", what, r.worst_rel);
     if (r.arr >= 0)
-        print_message(" at d_%s[%lld]: backward %.17g, finite differences %.17g",
-                      fc->arr[r.arr].name, (long long)r.index, r.got, r.expected);
-    print_message("\n");
+        fprintf(stderr, " at d_%s[%lld]: backward %.17g, finite differences %.17g",
+                fc->arr[r.arr].name, (long long)r.index, r.got, r.expected);
+    fprintf(stderr, "\n");
 }
 
 /* mag ≥ |value| with room for float64 rounding of both. */
@@ -996,11 +996,11 @@ static void expect_bound(const char *what, const float *got, const double *ref, 
     vkgref_tolerance(b, mag, n, tol);
     struct vkgref_metrics m;
     vkgref_metrics_compute(got, ref, tol, n, &m);
-    print_message(
-        "%s: bound usage %.3g (c %g, K %lld), max rel/RMS %.3g, max ulp %.3g, worst [%lld] "
-        "got %.9g ref %.9g tol %.3g\n",
-        what, m.bound_usage, b.c, (long long)b.K, m.max_rel_rms, m.max_ulp,
-        (long long)m.worst_index, m.worst_got, m.worst_ref, m.worst_tol);
+    fprintf(stderr,
+            "%s: bound usage %.3g (c %g, K %lld), max rel/RMS %.3g, max ulp %.3g, worst [%lld] "
+            "got %.9g ref %.9g tol %.3g\n",
+            what, m.bound_usage, b.c, (long long)b.K, m.max_rel_rms, m.max_ulp,
+            (long long)m.worst_index, m.worst_got, m.worst_ref, m.worst_tol);
     free(tol);
     if (vkgref_metrics_pass(&m) != should_pass) {
         print_error("%s: expected to %s the bound\n", what, should_pass ? "pass" : "fail");
