@@ -1,34 +1,30 @@
 /* ops/cross_entropy.c — CROSS_ENTROPY_LOSS and CROSS_ENTROPY_LOSS_BACK (SPEC §3).
  *
- * Rows are the product of dims 1..3 of the logits; one workgroup per row
- * (folded into the x/y grid by vkg_vk_grid), any row length. The forward
- * writes one partial per row into scratch and a second single-workgroup
- * dispatch adds them in a fixed order; the backward is one dispatch. No
- * atomics: both ops are deterministic on a given device (the workgroup size
- * and the subgroup size fix the summation order). Shapes: no limit of their
- * own beyond the backend's generic buffer-range check (a row needs no
- * shared memory that grows with its length).
+ *   L   = -(1/nr) sum_rows sum_i labels_i * log_softmax(logits)_i
+ *   d_i = (g/nr) * (softmax_i * sum_j labels_j - labels_i)
+ * Rows are the product of dims 1..3 of the logits (nr of them); one
+ * workgroup per row, folded into the x/y grid by vkg_vk_grid. No atomics:
+ * both ops are deterministic on a device (the workgroup and subgroup sizes
+ * fix the summation order), and every exp() argument is <= 0.
  *
- * Two kernels per op. The "rows" kernels (cross_entropy_back_rows.comp,
- * cross_entropy_fwd_rows.comp) hold a whole row in registers (at most
- * XENT_ROWS_MAX_PER_INV floats per invocation), so each logit is read from
- * memory once; the workgroup is sized to the row (64 invocations for 256
- * classes, 512 for 32000), reduces with subgroup shuffles, and the backward
- * moves vec4s where the layout allows: unit strides and logits, labels and
- * result rows at equal residues mod 4, any row length (each row cut at
- * 16-byte boundaries; rows of whole groups compile without the cut's tests).
- * They need subgroup shuffles in compute shaders. Longer rows in the vec4
- * form keep their first XENT_ROWS_TAIL_WG_* x XENT_ROWS_TAIL_CACHE_* vec4s
- * in registers and stream the rest twice (once for the row statistics,
- * once for the gradient). H200, backward ms, streaming kernel against this:
- * 4096 x 50257 (GPT-2's vocabulary, rows at every residue) 1.324 -> 0.803,
- * 1024 x 128256 (Llama-3's) 1.082 -> 0.567, 1024 x 151936 1.301 -> 0.681,
- * 2048 x 65536 0.957 -> 0.509. Rows longer than 16384 classes
- * without the vec4 form, rows of the forward longer than that, and devices
- * without shuffles take the streaming kernels (cross_entropy_loss*.comp: a
- * 1024 or 256 wide group walks the row, keeping what fits in registers).
- * Tuning: struct vkg_vk_xent_tuning (cross_entropy_plan.h), keys xent.* of
- * VKGRAD_TUNING.
+ * Dispatches:
+ *   forward   per-row partials into scratch, by cross_entropy_fwd_rows (the
+ *             row held in registers) or the streaming cross_entropy_loss_rows;
+ *             then cross_entropy_loss_sum, one workgroup adding them in order
+ *   backward  one of: cross_entropy_back_rows (row in registers, scalar or
+ *             whole 16-byte groups), cross_entropy_back_cut (16-byte form cut
+ *             at the buffers' 16-byte boundaries, optionally with a streamed
+ *             tail for rows past the registers) or the streaming
+ *             cross_entropy_loss_back
+ * The rows kernels need subgroup shuffles and hold at most
+ * XENT_ROWS_MAX_PER_INV floats per invocation; the scalar form takes rows of
+ * at most XENT_ROWS_SCALAR_MAX classes; everything else streams. The 16-byte
+ * form needs unit class strides, 16-byte aligned bindings and logits, labels
+ * and result rows at equal residues mod 4 (xent_vec4_ok).
+ *
+ * Limits: three float arrays of WG entries of shared memory for the row
+ * reductions; row count within 32 bits. Tuning: struct vkg_vk_xent_tuning
+ * (cross_entropy_plan.h). Design and measurements: cross_entropy.md.
  */
 #include "vk_impl.h"
 
@@ -117,16 +113,10 @@ static void fill_push(struct vkg_xent_push *p, const struct vkg_tensor *x,
 /* ---- rows held in registers (cross_entropy_{back,fwd}_rows.comp) ---- */
 
 /* A row fits when it needs at most XENT_ROWS_MAX_PER_INV values per
- * invocation (registers: one 512 x 64-float row per SM-sized register file).
- * Workgroups grow from XENT_ROWS_WG_MIN until each invocation has at most
- * XENT_ROWS_AIM values, up to XENT_ROWS_WG_MAX (a 32000-class row: 512
- * invocations x 16 vec4). Measured on the H200 (4096 x 32000 backward):
- * 512 wide 0.38 ms, 256 or 1024 wide 0.42; label batches of 2 vec4 0.38,
- * 4 or 8 0.38-0.41. Rows without the 16-byte path (strided, nc % 4 != 0)
- * take the scalar form only up to XENT_ROWS_SCALAR_MAX classes: at 32000 it
- * measured no faster than the streaming kernel (0.55 vs 0.54 ms), while at
- * 256 and 4096 classes it is 3-5x faster. The same cap applies to the
- * forward rows kernel (scalar; measured at 256 classes only). */
+ * invocation. Workgroups grow from XENT_ROWS_WG_MIN until each invocation has
+ * at most XENT_ROWS_AIM values, up to XENT_ROWS_WG_MAX (a 32000-class row:
+ * 512 invocations x 16 vec4). Rows without the 16-byte form take the scalar
+ * form only up to XENT_ROWS_SCALAR_MAX classes (forward rows too). */
 enum {
     XENT_ROWS_MAX_PER_INV = 64,
     XENT_ROWS_AIM = 16,
@@ -136,17 +126,14 @@ enum {
     XENT_ROWS_LB_VEC4 = 2,
     /* Longer rows: invocations, vec4s per invocation held in registers,
      * streamed vec4s per batch; rows of whole 16-byte groups (_A) and rows
-     * cut at other residues (_C). H200, ms at 512:8:4 / 1024:8:2 / 1024:6:2
-     * / 512:12:4: 4096 x 50304 0.731 / 0.919 / 0.805 / 0.784, 1024 x 128256
-     * 0.567 / 0.619 / 0.588 / 0.583; cut rows, 4096 x 50257 0.933 / 0.803
-     * / 0.817 / 0.949, 4096 x 32769 0.582 / 0.529 / 0.506 / 0.629. */
+     * cut at other residues (_C). */
     XENT_ROWS_TAIL_WG_A = 512,
     XENT_ROWS_TAIL_CACHE_A = 8,
     XENT_ROWS_TB_A = 4,
     XENT_ROWS_TAIL_WG_C = 1024,
     XENT_ROWS_TAIL_CACHE_C = 8,
     XENT_ROWS_TB_C = 2,
-    XENT_ROWS_TB = 2, /* without a tail: unused (the value of the measured builds) */
+    XENT_ROWS_TB = 2, /* without a tail: unused, but part of the specialization */
     XENT_ROWS_LB_SCALAR = 32,
 };
 

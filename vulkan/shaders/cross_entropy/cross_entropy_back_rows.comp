@@ -11,11 +11,8 @@
 //   the buffers' own 16-byte boundaries, and (TAIL) rows longer than WG *
 //   CACHE vec4s, whose first WG * CACHE vec4s stay in registers and whose
 //   rest is streamed (see its rows_vec4).
-// Two builds, not one: on the H200 (driver 580) the cut form written into
-// the plain build's vec4 function took 4096 x 32000 from 0.378 to 0.385 ms
-// (ALIGNED folding its tests away) or, kept as a second function beside the
-// plain one, took 4096 x 50257 from 0.80 to 2.39 ms; each build alone
-// measured as the H200 figures in ops/cross_entropy.c say.
+// Two builds rather than one function with both forms: either way the
+// compiled kernel was slower (ops/cross_entropy.md).
 //
 // One workgroup per row; invocation t holds logits t, t+WG, ..., so each
 // logit is read from memory exactly once. After its own max m_t it keeps
@@ -24,17 +21,12 @@
 // (one more rounding than exp(x_i - m); e_i <= 1, so nothing overflows).
 // Labels are read twice, once for their sum and once for the gradient, the
 // second time while they are still likely in L2 (rows in flight x row size
-// is well below the L2 of the GPUs this is tuned for; parking part of them
-// in shared memory measured slower). Row statistics reduce through subgroup
-// butterflies (common/ops_xent.glsl, XENT_SUBGROUP): deterministic, any
-// subgroup size.
+// is well below the L2 of the GPUs this is tuned for). Row statistics reduce
+// through subgroup butterflies (common/ops_xent.glsl, XENT_SUBGROUP):
+// deterministic, any subgroup size.
 //
 // Logits, labels and results move 16 bytes at a time when the layout
-// allows (VEC4): on the H200 that and a 512-wide group (16 vec4 per
-// invocation for 32000 classes, registers to spare for 2-vec4 label
-// batches) took 4096 x 32000 from 0.54 to 0.38 ms; a persistent variant
-// that prefetched the next row while writing measured slower and was
-// dropped.
+// allows (VEC4).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : enable
 #extension GL_KHR_shader_subgroup_basic : require
@@ -121,8 +113,7 @@ layout(constant_id = 5) const uint TB = 4; // tail groups per batch
 // ALIGNED (spec constant 6): every row holds whole groups only (nc % 4 == 0,
 // rows start 16-byte aligned), so no group needs the per-element path. The
 // host sets it whenever it holds: the generic cut's tests and scalar
-// fallbacks, unrolled CACHE times, took 4096 x 32000 from 0.38 to 0.63 ms on
-// the H200.
+// fallbacks, unrolled CACHE times, are much slower.
 layout(constant_id = 6) const uint ALIGNED = 0;
 
 // Row position of group j's first element (negative: the group starts in
