@@ -1,46 +1,35 @@
 /* vulkan/ops/glue.c — the glue ops on Vulkan (SPEC §3 "Glue ops").
  *
- * Three shaders cover them. elementwise.comp: CONT, ADD, SUB, MUL, SCALE,
- * NEG, SQR, REPEAT, and VIEW_BACK in one pass over the root (each element is
- * g's value where the view lands on it, else 0: the view's index is found by
- * dividing by its strides, largest first, which is exact because the backend
- * refuses self-overlapping views); a non-contiguous node (never an op
- * result) keeps the two passes (fill with 0, barrier, copy g into the
- * view's place). reduce.comp: SUM, SUM_ROWS and REPEAT_BACK as one "sum down
- * to a shape" with a fixed reduction order; a large sum into few outputs is
- * split in chunks written to scratch and summed in further passes.
- * chain.comp: a run of up to 4 elementwise nodes of one shape, each taking
- * the previous one's output, as one dispatch that still writes every node's
- * output (vkg_vk_glue_chain decides, the backend calls it before each node),
- * optionally closed by a VIEW_BACK of the last output (one pass over the
- * root, as above) or by a SUM of it (each workgroup of the chain writes the
- * sum of its 128 values, then after a barrier one small reduce.comp
- * dispatch adds those partials in order); the demo's loss SUB -> SQR -> SUM
- * and its backward REPEAT -> MUL -> SCALE (-> VIEW_BACK) are such runs. On a
- * GPU every dependent dispatch costs a barrier of a few µs, which is what
- * the small graphs of the demo spend their time on.
- *
- * SUM into one output of up to SUM_ONE_PASS_MAX elements is one workgroup
- * of 1024 in one dispatch (vec4 loads, 8 in flight per invocation).
+ * Kernels:
+ *   elementwise.comp  CONT, ADD, SUB, MUL, SCALE, NEG, SQR, REPEAT (operands
+ *                     broadcast by their shapes), and VIEW_BACK in one pass
+ *                     over the root: each element is g's value where the view
+ *                     lands on it, else 0 (the view's index found by dividing
+ *                     by its strides, largest first: exact, since
+ *                     glue_supports refuses self-overlapping views). A
+ *                     non-contiguous node, or glue.view_passes=2, takes two
+ *                     passes: zero fill, barrier, g copied into the view.
+ *   reduce.comp       SUM, SUM_ROWS and REPEAT_BACK as one "sum down to a
+ *                     shape" in a fixed order. Many outputs or short sums:
+ *                     one pass. A SUM to one value of up to glue.sum_one_max
+ *                     elements: one workgroup of up to 1024. Else chunks of
+ *                     REDUCE_CHUNK to scratch, summed in further passes.
+ *   chain.comp        a run of up to 4 elementwise nodes of one shape, each
+ *                     taking the previous one's output, as one dispatch that
+ *                     still writes every node's output (same roundings as
+ *                     apart), optionally closed by a VIEW_BACK of the last
+ *                     output (one pass over the root) or by a SUM of it (each
+ *                     workgroup writes the sum of its 128 values; after a
+ *                     barrier one reduce.comp workgroup adds them in order).
+ *                     vkg_vk_glue_chain decides; the backend asks before each
+ *                     node. On a GPU every dependent dispatch costs a barrier
+ *                     of a few µs, which small graphs spend their time on.
  *
  * Sources may be any strided view; indices, shapes and element strides are
  * 32-bit, which the backend's maxStorageBufferRange check guarantees is
- * enough.
- *
- * Measured on the H200 (demo graphs, wall µs per unprofiled compute, with
- * the backend's barrier elision; before -> now): OUT_PROD graph 58.1 ->
- * 40.3, CROSS_ENTROPY 25.3 -> 23.2, SSM_CONV 48.4 -> 31.9, SSM_SCAN 116.5 ->
- * 95.7 (its SSM_SCAN_BACK node 56 µs). Profiled node times in the SSM_SCAN
- * graph: VIEW_BACK 8.3 (two passes) -> 5.3 (one pass) -> fused; SUB + SQR +
- * SUM 19.9 -> 8.6 as one run (10.7 with a separate one-workgroup SUM);
- * REPEAT + MUL + SCALE 14.5 -> 5.4. Chains without elision: SSM_SCAN graph
- * 99.3; elision without chains: 110.0. SUM of 65K elements alone: two
- * passes 10.5, one workgroup 7.8; the two are even near 150K (131K: 10.1 /
- * 9.8, 164K: 10.6 / 10.7). Compute-only barriers (no transfer stage)
- * measured no different.
- *
- * Tuning: struct vkg_vk_glue_tuning (glue_plan.h), keys glue.* of
- * VKGRAD_TUNING.
+ * enough. Every sum runs in an order fixed by the shape: deterministic.
+ * Tuning: struct vkg_vk_glue_tuning (glue_plan.h). Design and measurements:
+ * glue.md.
  */
 #include <string.h>
 
@@ -91,10 +80,8 @@ static const struct vkg_vk_kernel k_chain = VKG_VK_KERNEL(vkg_vk_spv_chain, 10, 
  * enough parallelism without. */
 #define REDUCE_CHUNK        1024u
 #define REDUCE_MANY_OUTPUTS 4096u
-/* Largest SUM (elements) done by one workgroup of 1024 in one pass. H200,
- * GPU µs, two passes / one workgroup: 16K 10.9 / 6.3, 65K 10.5 / 7.8,
- * 131K 10.1 / 9.8, 164K 10.6 / 10.7, 262K 10.5 / 13.2, 1M 12.3 / 36.1
- * (256 invocations: 65K 9.4). */
+/* Default of glue.sum_one_max: the largest SUM (elements) done by one
+ * workgroup of 1024 in one pass (glue.md: the two forms are even near 150K). */
 #define SUM_ONE_PASS_MAX (1u << 17)
 
 static void shape_of(const struct vkg_tensor *t, uint32_t ne[4]) {
