@@ -143,18 +143,13 @@ enum {
      * 2048, 512, 128 and 64 on the H200 (demo shape 83 -> 58 us; Mamba-1
      * 1536 x 4096 0.93 -> 0.77 ms; Mamba-2 4096 tokens unchanged). */
     SCAN_C_WG_MIN = 256,
-    /* Row blocks per SCAN_CBACK workgroup (d_B / d_C partials added in
-     * place). The shader takes any count; 4 measured slower than 1 on the
-     * H200 in the one comparison made, so it stays at 1. */
-    SCAN_C_NB_MAX = 1,
 };
 
 /* The chunked backward's layout on a device (see scan_chunk_plan). */
 struct scan_cplan {
-    uint32_t wg, ntn, rb, ct, sh, nb, rs;
+    uint32_t wg, ntn, rb, ct, sh, rs;
     uint32_t sgr; /* subgroup size of the row-sum reduce-scatter, 0: shared memory */
-    bool one;     /* one chunk: no SCAN_CSUM, no SCAN_CARRY */
-    uint64_t n_blk_all, n_bg_all, nc, st_floats, pt_floats;
+    uint64_t n_blk_all, nc, st_floats, pt_floats;
 };
 
 /* How a node is laid out on a device. */
@@ -247,7 +242,6 @@ static uint32_t scan_fixed_subgroup(const struct vkg_vk_device *dev) {
  * d_state (the invocations along n) a multiple of the subgroup or a power
  * of two below it, and 2*RS a power of two (see the shader). */
 static uint32_t scan_shuffle_size(const struct vkg_vk_device *dev, uint64_t ds, uint64_t rs) {
-    if (vkg_vk_tune_int("VKG_TUNE_SCAN_SG", 1) == 0) return 0;
     const uint32_t sg = scan_fixed_subgroup(dev);
     if (!sg || (ds % sg != 0 && (sg % ds != 0 || (ds & (ds - 1)) != 0)) || (rs & (rs - 1)) != 0)
         return 0;
@@ -257,7 +251,6 @@ static uint32_t scan_shuffle_size(const struct vkg_vk_device *dev, uint64_t ds, 
 /* The forward with states in registers (shaders/ssm_scan_lanes.comp). */
 struct scan_lplan {
     uint32_t wg, sh, rb, ct, nl, spt, kw;
-    uint32_t sgr; /* y summed by shuffles over this subgroup size, 0: shared memory */
     uint64_t n_wg;
 };
 
@@ -272,7 +265,8 @@ static bool scan_lanes_plan(const struct vkg_vk_device *dev, const struct scan_p
                             struct scan_lplan *lp) {
     const struct vkg_vulkan_device_info *info = vkg_vk_device_info(dev);
     const struct vkg_scan_dims *d = &pl->d;
-    if (vkg_vk_tune_int("VKG_TUNE_SCAN_FWD", 1) == 0) return false;
+    const struct vkg_vk_scan_tuning *tu = &dev->tuning.scan;
+    if (tu->fwd_path == VKG_VK_SCAN_FWD_ROWS) return false;
     const uint64_t ds = (uint64_t)d->d_state;
     if (ds < 1) return false;
     uint32_t nl = 1;
@@ -282,22 +276,17 @@ static bool scan_lanes_plan(const struct vkg_vk_device *dev, const struct scan_p
     const uint64_t spt = cdiv(ds, nl);
     if (spt > SCAN_L_SPT_MAX) return false;
     const uint64_t rpg = (uint64_t)(d->n_head / d->n_group) * d->head_dim;
-    uint32_t wg = (uint32_t)vkg_vk_tune_int("VKG_TUNE_SCAN_WG", SCAN_L_WG);
+    uint32_t wg = (uint32_t)tu->fwd_workgroup;
     if (wg > pl->wg) wg = pl->wg;
     wg = pow2_floor(wg < nl ? nl : wg);
     uint32_t rb = wg / nl;
     while (rb > 1 && rb / 2 >= rpg)
         rb /= 2;
-    /* y by shuffles when a row's lanes share a subgroup of fixed size: only
-     * with VKG_TUNE_SCAN_FSG=1, as it measured no faster than the shared
-     * memory sums on the H200 (demo forward 15.9 vs 15.6 us). */
-    const uint32_t sg = vkg_vk_tune_int("VKG_TUNE_SCAN_FSG", 0) ? scan_fixed_subgroup(dev) : 0;
-    lp->sgr = sg >= nl && sg % nl == 0 ? sg : 0;
-    uint32_t ct = (uint32_t)vkg_vk_tune_int("VKG_TUNE_SCAN_KT", SCAN_L_CT);
+    uint32_t ct = (uint32_t)tu->fwd_tokens;
     ct = pow2_floor(ct < 1 ? 1 : ct > 64 ? 64 : ct);
     const uint64_t dsp = spt * nl;
     for (;; ct /= 2) {
-        const uint64_t ysh = lp->sgr ? 0 : (uint64_t)rb * (nl + 1); /* y partials */
+        const uint64_t ysh = (uint64_t)rb * (nl + 1); /* y partials */
         const uint64_t shf = (uint64_t)ct * (3ull * rb + 2 * dsp + ysh);
         if (shf * sizeof(float) <= info->max_shared_memory) {
             lp->sh = (uint32_t)shf;
@@ -407,9 +396,11 @@ static bool scan_chunk_plan(const struct vkg_vk_device *dev, const struct scan_p
     if (dev->props.limits.maxComputeWorkGroupSize[0] < lim)
         lim = dev->props.limits.maxComputeWorkGroupSize[0];
     const bool long_wide = d->d_state >= 64 && d->n_tok >= 1024;
-    uint32_t wgmax = (uint32_t)vkg_vk_tune_int("VKG_TUNE_SCAN_CWG", long_wide ? 512 : SCAN_WG_MAX);
+    const struct vkg_vk_scan_tuning *tu = &dev->tuning.scan;
+    uint32_t wgmax = (uint32_t)(tu->back_workgroup >= 0 ? tu->back_workgroup
+                                                        : long_wide ? 512 : SCAN_WG_MAX);
     wgmax = pow2_floor(wgmax < 1 ? 1 : wgmax > lim ? lim : wgmax);
-    int rs_knob = vkg_vk_tune_int("VKG_TUNE_SCAN_RS", d->d_state <= 32 ? 4 : SCAN_RS);
+    const int rs_knob = tu->back_rows >= 0 ? tu->back_rows : d->d_state <= 32 ? 4 : SCAN_RS;
     const uint64_t rs = rs_knob < 1 ? 1 : rs_knob > 16 ? 16 : (uint64_t)rs_knob;
     if (d->d_state > SCAN_C_DS_MAX || (uint64_t)d->d_state > wgmax) return false;
     const uint64_t ds = (uint64_t)d->d_state;
@@ -438,34 +429,18 @@ static bool scan_chunk_plan(const struct vkg_vk_device *dev, const struct scan_p
     const uint64_t n_blk = (rpg + cp->rb - 1) / cp->rb;
     cp->n_blk_all = n_blk * d->n_group * d->n_seqs;
     uint32_t ct =
-        pow2_floor((uint32_t)vkg_vk_tune_int("VKG_TUNE_SCAN_CTMAX", SCAN_KS * SCAN_CKMAX));
+        pow2_floor((uint32_t)tu->back_tokens);
     if (ct > SCAN_KS * SCAN_CKMAX) ct = SCAN_KS * SCAN_CKMAX;
     if (ct < SCAN_KS) ct = SCAN_KS;
-    const uint64_t wg_min = (uint64_t)vkg_vk_tune_int("VKG_TUNE_SCAN_WGMIN", SCAN_C_WG_MIN);
+    const uint64_t wg_min = (uint64_t)tu->back_grid;
     while (ct > SCAN_KS && cp->n_blk_all * (((uint64_t)d->n_tok + ct - 1) / ct) < wg_min)
         ct /= 2;
-    /* Sequences up to VKG_TUNE_SCAN_ONE tokens: one chunk, SCAN_CBACK alone. */
-    const uint64_t one_max = (uint64_t)vkg_vk_tune_int("VKG_TUNE_SCAN_ONE", 0);
-    cp->one = (uint64_t)d->n_tok <= one_max && d->n_tok <= SCAN_KS * SCAN_CKMAX;
-    if (cp->one) {
-        ct = SCAN_KS;
-        while (ct < d->n_tok)
-            ct *= 2;
-    }
     cp->ct = ct;
     cp->nc = ((uint64_t)d->n_tok + ct - 1) / ct;
-    /* SCAN_CBACK walks nb row blocks per workgroup, adding their d_B / d_C
-     * partials in place (fewer partials to write and reduce), while the grid
-     * keeps SCAN_C_WG_MIN workgroups. */
-    uint32_t nb = 1;
-    while (nb < SCAN_C_NB_MAX && cp->n_blk_all / (2 * nb) * cp->nc >= SCAN_C_WG_MIN)
-        nb *= 2;
-    cp->nb = nb;
-    cp->n_bg_all = (n_blk + nb - 1) / nb * d->n_group * d->n_seqs;
     const uint64_t rows = (uint64_t)d->n_head * d->head_dim;
     /* E and F per element, P and Q per element (Mamba-1) or per row. */
     cp->st_floats = d->n_seqs * cp->nc * rows * (2 * ds + 2 * (d->mamba1 ? ds : 1));
-    cp->pt_floats = 2 * cp->n_bg_all * d->n_tok * ds + d->n_seqs * rows * d->n_tok +
+    cp->pt_floats = 2 * cp->n_blk_all * d->n_tok * ds + d->n_seqs * rows * d->n_tok +
                     d->n_seqs * cp->nc * rows * (d->mamba1 ? ds : 1) + d->n_seqs * rows * ds;
     const uint64_t range = dev->props.limits.maxStorageBufferRange;
     const uint64_t big = cp->st_floats > cp->pt_floats ? cp->st_floats : cp->pt_floats;
@@ -567,8 +542,9 @@ static enum vkg_status scan_encode(struct vkg_vk_encoder *enc, const struct vkg_
     }
     enum vkg_status st = scan_check_ids(ids, pl.d.n_slots);
     if (st != VKG_STATUS_OK) return st;
-    if (back && (vkg_vk_scan_back_ssd(enc, node, &pl.d, &st) ||
-                 vkg_vk_scan_back_chan(enc, node, &pl.d, &st)))
+    const struct vkg_vk_scan_tuning *tu = &dev->tuning.scan;
+    if (back && ((tu->ssd_path && vkg_vk_scan_back_ssd(enc, node, &pl.d, &st)) ||
+                 (tu->chan_path && vkg_vk_scan_back_chan(enc, node, &pl.d, &st))))
         return st;
 
     struct vkg_scan_push p = {0};
@@ -588,7 +564,7 @@ static enum vkg_status scan_encode(struct vkg_vk_encoder *enc, const struct vkg_
         p.off_st = vkg_vk_elem_offset(enc, cur);
         vkg_vk_grid(enc, lp.n_wg, &gx, &gy);
         uint32_t spec[8] = {
-            lp.wg, lp.sh, lp.rb, lp.ct, pl.d.mamba1 ? 1u : 0u, 0, lp.nl | lp.sgr << 8, lp.spt};
+            lp.wg, lp.sh, lp.rb, lp.ct, pl.d.mamba1 ? 1u : 0u, 0, lp.nl, lp.spt};
         for (uint64_t u = 0; u == 0 || u < (uint64_t)pl.d.n_tok; u += lp.kw) {
             spec[5] = lp.kw * 2 + (u == 0 ? 0u : 1u);
             if (u > 0) vkg_vk_barrier(enc);
@@ -620,38 +596,25 @@ static enum vkg_status scan_encode(struct vkg_vk_encoder *enc, const struct vkg_
     p.off_st = vkg_vk_elem_offset(enc, sst);
     p.off_pt = vkg_vk_elem_offset(enc, spt);
     p.off_d += (uint32_t)vkg_nelements(s); /* the main kernels write d_x only */
-    uint32_t red_rb = pl.rb, n_ck = 1, nb = 1;
+    uint32_t red_rb = pl.rb, n_ck = 1;
     if (chunked) {
         const uint32_t m1 = pl.d.mamba1 ? 1u : 0u;
-        /* Spec 6 packs NB, SGR << 8, PF << 16 (prefetched staging) and
-         * ONE << 17. */
-        const uint32_t pf = vkg_vk_tune_int("VKG_TUNE_SCAN_PF", 1) != 0;
-        const uint32_t cspec[8] = {cp.wg,
-                                   cp.sh,
-                                   cp.rb,
-                                   cp.ct,
-                                   m1,
-                                   cp.ntn,
-                                   cp.nb | cp.sgr << 8 | pf << 16 | (uint32_t)cp.one << 17,
-                                   cp.rs};
-        if (!cp.one) {
-            vkg_vk_grid(enc, cp.n_blk_all * cp.nc, &gx, &gy);
-            st = vkg_vk_dispatch(enc, &k_back_csum, cspec, 8, t, 11, &p, gx, gy, 1);
-            if (st != VKG_STATUS_OK) return st;
-            vkg_vk_barrier(enc);
-            const uint32_t kspec[7] = {pl.wg, 1, cp.rb, cp.ct, m1, cp.ntn, cp.nb};
-            const uint64_t n_el = (uint64_t)p.nq * p.nh * p.hd * p.ds;
-            uint32_t kx, ky;
-            vkg_vk_grid(enc, (n_el + pl.wg - 1) / pl.wg, &kx, &ky);
-            st = vkg_vk_dispatch(enc, &k_back_carry, kspec, 7, t, 11, &p, kx, ky, 1);
-            if (st != VKG_STATUS_OK) return st;
-            vkg_vk_barrier(enc);
-        }
-        vkg_vk_grid(enc, cp.n_bg_all * cp.nc, &gx, &gy);
+        const uint32_t cspec[8] = {cp.wg, cp.sh, cp.rb, cp.ct, m1, cp.ntn, cp.sgr, cp.rs};
+        vkg_vk_grid(enc, cp.n_blk_all * cp.nc, &gx, &gy);
+        st = vkg_vk_dispatch(enc, &k_back_csum, cspec, 8, t, 11, &p, gx, gy, 1);
+        if (st != VKG_STATUS_OK) return st;
+        vkg_vk_barrier(enc);
+        const uint32_t kspec[6] = {pl.wg, 1, cp.rb, cp.ct, m1, cp.ntn};
+        const uint64_t n_el = (uint64_t)p.nq * p.nh * p.hd * p.ds;
+        uint32_t kx, ky;
+        vkg_vk_grid(enc, (n_el + pl.wg - 1) / pl.wg, &kx, &ky);
+        st = vkg_vk_dispatch(enc, &k_back_carry, kspec, 6, t, 11, &p, kx, ky, 1);
+        if (st != VKG_STATUS_OK) return st;
+        vkg_vk_barrier(enc);
+        vkg_vk_grid(enc, cp.n_blk_all * cp.nc, &gx, &gy);
         st = vkg_vk_dispatch(enc, &k_back_cback, cspec, 8, t, 11, &p, gx, gy, 1);
         red_rb = cp.rb;
         n_ck = (uint32_t)cp.nc;
-        nb = cp.nb;
     } else {
         /* Windows of kw chunks (PHASE: 0/1 forward first/later, 2/3
          * backward first/later; spec ids 5 KW, 6 NB, 7 PHASE). */
@@ -677,11 +640,10 @@ static enum vkg_status scan_encode(struct vkg_vk_encoder *enc, const struct vkg_
                            (pl.d.mamba1 ? (uint64_t)p.ds * p.nh : p.nh) +
                            2ull * p.ds * p.ng * p.nt * p.nq;
     const uint32_t red_wg = SCAN_REDUCE_WG <= pl.wg ? SCAN_REDUCE_WG : pl.wg;
-    /* Mamba-2's d_A: a workgroup per head adds its partials (ATREE). */
-    const uint32_t atree = !pl.d.mamba1 && vkg_vk_tune_int("VKG_TUNE_SCAN_ATREE", 1) != 0;
-    const uint32_t rspec[7] = {red_wg, 1, red_rb, pl.ct, pl.d.mamba1 ? 1u : 0u, atree, nb};
-    vkg_vk_grid(enc, (total + rspec[0] - 1) / rspec[0] + (atree ? p.nh : 0), &gx, &gy);
-    return vkg_vk_dispatch(enc, &k_back_reduce, rspec, 7, t, 11, &r, gx, gy, 1);
+    /* Mamba-2's d_A: a workgroup per head adds its partials by a tree. */
+    const uint32_t rspec[5] = {red_wg, 1, red_rb, pl.ct, pl.d.mamba1 ? 1u : 0u};
+    vkg_vk_grid(enc, (total + rspec[0] - 1) / rspec[0] + (pl.d.mamba1 ? 0 : p.nh), &gx, &gy);
+    return vkg_vk_dispatch(enc, &k_back_reduce, rspec, 5, t, 11, &r, gx, gy, 1);
 }
 
 const struct vkg_vk_op_family vkg_vk_family_ssm_scan = {
@@ -691,9 +653,44 @@ const struct vkg_vk_op_family vkg_vk_family_ssm_scan = {
     .encode = scan_encode,
 };
 
-/* ---- tuning (placeholder until the family's knobs move here) ---- */
-const struct vkg_vk_tune_key vkg_vk_scan_tune_keys[] = {{NULL, 0, 0, 0, NULL, NULL}};
+/* ---- tuning ---------------------------------------------------------------- */
+#define SCAN_KEY_INT(field, lo, hi, doc) VKG_VK_TUNE_INT(struct vkg_vk_scan_tuning, field, lo, hi, doc)
+#define SCAN_KEY_ENUM(field, names, doc)                                                           \
+    VKG_VK_TUNE_ENUM(struct vkg_vk_scan_tuning, field, names, doc)
+static const char *const fwd_path_names[] = {"lanes", "rows", NULL};
+static const char *const off_on_names[] = {"off", "on", NULL};
+const struct vkg_vk_tune_key vkg_vk_scan_tune_keys[] = {
+    SCAN_KEY_ENUM(fwd_path, fwd_path_names,
+                  "SSM_SCAN: lanes (states in registers where d_state <= 512 and a chunk fits "
+                  "shared memory, else the row-block walk) or rows (always the row-block walk)"),
+    SCAN_KEY_INT(fwd_workgroup, 1, 1024, "lanes forward: invocations per workgroup, at most"),
+    SCAN_KEY_INT(fwd_tokens, 1, 64, "lanes forward: tokens staged per chunk, at most"),
+    SCAN_KEY_INT(back_workgroup, -1, 1024,
+                 "chunked backward: invocations per workgroup, at most; -1: 512 from d_state 64 "
+                 "and 1024 tokens, else 256"),
+    SCAN_KEY_INT(back_rows, -1, 16,
+                 "chunked backward: rows per invocation; -1: 4 up to d_state 32, else 8"),
+    SCAN_KEY_INT(back_tokens, 4, 128, "chunked backward: tokens per chunk, at most"),
+    SCAN_KEY_INT(back_grid, 1, 1 << 20,
+                 "chunked backward: chunks are halved until the grid has this many workgroups"),
+    SCAN_KEY_ENUM(ssd_path, off_on_names,
+                  "SSM_SCAN_BACK Mamba-2: offer the node to the matrix form (off: the chunked "
+                  "recurrence)"),
+    SCAN_KEY_ENUM(chan_path, off_on_names,
+                  "SSM_SCAN_BACK Mamba-1: offer the node to the channel path (off: the chunked "
+                  "recurrence)"),
+    {NULL, 0, 0, 0, NULL, NULL},
+};
+
 void vkg_vk_scan_tuning_defaults(struct vkg_vk_scan_tuning *t, const struct vkg_vk_limits *lim) {
-    (void)lim;
-    t->unused = 0;
+    (void)lim; /* the plan applies the limits; these defaults hold on every device */
+    t->fwd_path = VKG_VK_SCAN_FWD_LANES;
+    t->fwd_workgroup = SCAN_L_WG;
+    t->fwd_tokens = SCAN_L_CT;
+    t->back_workgroup = -1;
+    t->back_rows = -1;
+    t->back_tokens = SCAN_KS * SCAN_CKMAX;
+    t->back_grid = SCAN_C_WG_MIN;
+    t->ssd_path = 1;
+    t->chan_path = 1;
 }

@@ -8,10 +8,9 @@
 // is written above their code below): chunk summaries in parallel, a short
 // walk over the chunks per element, then every chunk replayed and walked
 // backwards in parallel. Used whenever it fits the device. Sub-chunks are
-// staged through registers a step ahead (PF); SCAN_CBACK's per-token row
-// sums use a subgroup reduce-scatter where the subgroup size is fixed (SGR:
-// one barrier per token); a sequence of one chunk may skip CSUM and CARRY
-// (ONE).
+// staged through registers a step ahead; SCAN_CBACK's per-token row sums use
+// a subgroup reduce-scatter where the subgroup size is fixed (SGR: one
+// barrier per token).
 //
 // Row-block (SCAN_MAIN), for the largest d_state: one workgroup per (row
 // block, group, sequence) walks the whole sequence:
@@ -50,11 +49,7 @@ layout(std430, set = 0, binding = 10) writeonly buffer BufPt { float pt_data[]; 
 
 // Partials in the pt binding (element offsets after off_pt). nc: the number
 // of time chunks the d_A partials are split into (1 for SCAN_MAIN). The d_B
-// and d_C partials are per group of NB row blocks (SCAN_CBACK walks NB blocks
-// in one workgroup; 1 for SCAN_MAIN).
-// Spec 6 packs NB and, for SCAN_CBACK, SGR << 8 (see there).
-layout(constant_id = 6) const uint NBSG = 1;
-const uint NB = NBSG & 255u;
+// and d_C partials are per row block.
 
 struct ScanParts {
     uint n_wg, n_rows_all, b, c, dt, a, s;
@@ -63,7 +58,7 @@ struct ScanParts {
 ScanParts scan_parts(uint nc) {
     ScanParts q;
     const uint rpg = (p.nh / p.ng) * p.hd;
-    q.n_wg = ((rpg + RB * NB - 1) / (RB * NB)) * p.ng * p.nq;
+    q.n_wg = ((rpg + RB - 1) / RB) * p.ng * p.nq;
     q.n_rows_all = p.nh * p.hd;
     q.b = 0;                                            // [w][t][n]
     q.c = q.n_wg * p.nt * p.ds;                         // [w][t][n]
@@ -394,15 +389,7 @@ void main() {
 // for shared memory. The host sets it only on devices whose subgroup size
 // is fixed (minSubgroupSize == maxSubgroupSize), so the shared layout may
 // depend on it.
-const uint SGR = (NBSG >> 8) & 255u;
-// PF: stage sub-chunks through registers, the next one's loads issued
-// before the current one is walked (chunk_seq), so their latency overlaps
-// the walk instead of stalling between two barriers.
-const uint PF = (NBSG >> 16) & 1u;
-// ONE (SCAN_CBACK): the sequence is one chunk, so CSUM and CARRY do not run:
-// the chunk starts from s[ids[q]] and g_S, and writes the d_s partial
-// a_0 lambda_0 itself.
-const uint ONE = (NBSG >> 17) & 1u;
+layout(constant_id = 6) const uint SGR = 0;
 // Lanes per cluster: the subgroup, or NTN when one subgroup spans several
 // row groups (NTN a power of two below the subgroup size).
 const uint CL = SGR == 0u ? 1u : SGR < NTN ? SGR : NTN;
@@ -427,78 +414,30 @@ const uint CL = SGR == 0u ? 1u : SGR < NTN ? SGR : NTN;
 #define S_ACCA (S_RED + 2u * RED_SIZE)
 
 struct ChunkWg {
-    uint bg, g, q, c, w; // w: the (block group, group, sequence) index of the d_B/d_C partials
+    uint g, q, c, w; // w: the (row block, group, sequence) index of the d_B/d_C partials
     uint blk, row0, n_rows, t0, t1;
 };
 
-// Blocks per workgroup: CSUM takes one, CBACK NB (partials summed in place).
-#if defined(SCAN_CBACK)
-#define NBW NB
-#else
-#define NBW 1u
-#endif
-
 bool chunk_wg(out ChunkWg cw) {
-    const uint rpg = (p.nh / p.ng) * p.hd, n_blk = (rpg + RB - 1) / RB;
-    const uint n_bg = (n_blk + NBW - 1) / NBW, nc = scan_nc();
+    const uint rpg = (p.nh / p.ng) * p.hd, n_blk = (rpg + RB - 1) / RB, nc = scan_nc();
     const uint id = vkg_group_linear();
-    if (id >= n_bg * p.ng * p.nq * nc)
+    if (id >= n_blk * p.ng * p.nq * nc)
         return false;
     cw.c = id % nc;
     cw.w = id / nc;
-    cw.bg = cw.w % n_bg;
-    cw.g = (cw.w / n_bg) % p.ng;
-    cw.q = cw.w / (n_bg * p.ng);
+    cw.blk = cw.w % n_blk;
+    cw.g = (cw.w / n_blk) % p.ng;
+    cw.q = cw.w / (n_blk * p.ng);
     cw.t0 = cw.c * CT;
     cw.t1 = min(p.nt, cw.t0 + CT);
-    return true;
-}
-
-// Select block bi of the workgroup's group; false past the last block.
-bool chunk_block(inout ChunkWg cw, uint bi) {
-    const uint rpg = (p.nh / p.ng) * p.hd, n_blk = (rpg + RB - 1) / RB;
-    cw.blk = cw.bg * NBW + bi;
-    if (cw.blk >= n_blk)
-        return false;
     cw.row0 = cw.g * rpg + cw.blk * RB;
     cw.n_rows = min(RB, rpg - cw.blk * RB);
     return true;
 }
 
-// Stage tokens [tk, min(tk + KS, t1)); rows and tokens outside are zeros
-// (their decay 1), so they add nothing to any sum.
-void chunk_stage(ChunkWg cw, uint tk) {
-    const uint rows_all = p.nh * p.hd;
-    for (uint i = gl_LocalInvocationIndex; i < KS * RB; i += WG) {
-        const uint j = i / RB, r = i % RB, t = tk + j;
-        float x = 0.0, dtp = 0.0, a = 1.0, gy = 0.0;
-        if (t < cw.t1 && r < cw.n_rows) {
-            const uint row = cw.row0 + r, h = row / p.hd, pp = row % p.hd;
-            dtp = scan_softplus(dt_data[p.off_dt + h + t * p.dt_t + cw.q * p.dt_q]);
-            x = x_data[p.off_x + pp + h * p.x_h + t * p.x_t + cw.q * p.x_q];
-            gy = g_data[p.off_g + row + rows_all * (t + p.nt * cw.q)];
-            if (MAMBA1 == 0)
-                a = exp(dtp * A_data[p.off_A + h * p.A_h]);
-        }
-        sh[S_X + i] = x;
-        sh[S_DT + i] = dtp;
-        sh[S_A + i] = a;
-        sh[S_G + i] = gy;
-    }
-    for (uint i = gl_LocalInvocationIndex; i < KS * p.ds; i += WG) {
-        const uint j = i / p.ds, n = i % p.ds, t = tk + j;
-        float b = 0.0, c = 0.0;
-        if (t < cw.t1) {
-            b = B_data[p.off_B + n + cw.g * p.B_g + t * p.B_t + cw.q * p.B_q];
-            c = C_data[p.off_C + n + cw.g * p.C_g + t * p.C_t + cw.q * p.C_q];
-        }
-        sh[S_B + i] = b;
-        sh[S_C + i] = c;
-    }
-}
-
-// Prefetch registers: item m of the invocation is i = lid + m * WG, as in
-// chunk_stage: per row item x, dt, g_y, A; per state item B, C.
+// Sub-chunks are staged through registers: item m of the invocation is
+// i = lid + m * WG of the sub-chunk's [KS][RB] per-row items (x, dt, g_y, A)
+// and [KS][d_state] per-state items (B, C).
 const uint PF_MR = (KS * RB + gl_WorkGroupSize.x - 1u) / gl_WorkGroupSize.x;
 const uint PF_MS = (KS * NTN + gl_WorkGroupSize.x - 1u) / gl_WorkGroupSize.x;
 float pf_r[4u * PF_MR];
@@ -529,8 +468,8 @@ void chunk_fetch(ChunkWg cw, uint tk) {
     }
 }
 
-// Write the fetched sub-chunk [tk, tk + KS) to shared memory as chunk_stage
-// would (zeros, decay 1, outside the chunk and the block).
+// Write the fetched sub-chunk [tk, tk + KS) to shared memory: zeros (decay
+// 1) outside the chunk and the block, so they add nothing to any sum.
 void chunk_commit(ChunkWg cw, uint tk) {
     [[unroll]] for (uint m = 0; m < PF_MR; m++) {
         const uint i = gl_LocalInvocationIndex + m * WG;
@@ -566,17 +505,14 @@ uint chunk_seq_tk(ChunkWg cw, uint idx, uint nk) {
     return cw.t0 + (idx < nk ? idx : 2u * nk - 2u - idx) * KS;
 }
 
-// Stage the idx-th sub-chunk of that order, between barriers; with PF, from
-// the registers, then fetch the next one.
+// Stage the idx-th sub-chunk of that order from the registers, between
+// barriers, then fetch the next one (its loads overlap the walk).
 void chunk_seq(ChunkWg cw, uint idx, uint nk) {
     const uint tk = chunk_seq_tk(cw, idx, nk);
     barrier();
-    if (PF != 0u)
-        chunk_commit(cw, tk);
-    else
-        chunk_stage(cw, tk);
+    chunk_commit(cw, tk);
     barrier();
-    if (PF != 0u && idx + 1u < 2u * nk - 1u)
+    if (idx + 1u < 2u * nk - 1u)
         chunk_fetch(cw, chunk_seq_tk(cw, idx + 1u, nk));
 }
 
@@ -604,19 +540,14 @@ float chunk_step(uint j, uint r, uint n, float A_e, float s) {
 // pass as arguments).
 
 // The block's sums over its row groups for state nn of token t (d_B, d_C
-// partials). The same invocation owns (t, nn) in every block of the group:
-// it adds onto its own earlier partial.
-void cback_cols(ChunkWg cw, ScanParts parts, uint bi, uint b, uint t, uint nn, uint ntr) {
+// partials).
+void cback_cols(ChunkWg cw, ScanParts parts, uint b, uint t, uint nn, uint ntr) {
     float sb = 0.0, sc = 0.0;
     for (uint rr = 0; rr < ntr; rr++) {
         sb += sh[S_R3(b) + rr * p.ds + nn];
         sc += sh[S_R4(b) + rr * p.ds + nn];
     }
     const uint pi = p.off_pt + (cw.w * p.nt + t) * p.ds + nn;
-    if (bi > 0) {
-        sb = pt_data[parts.b + pi] + sb;
-        sc = pt_data[parts.c + pi] + sc;
-    }
     pt_data[parts.b + pi] = sb;
     pt_data[parts.c + pi] = sc;
 }
@@ -649,9 +580,6 @@ void main() {
     ChunkWg cw;
     if (!chunk_wg(cw))
         return;
-    for (uint bi = 0; bi < NBW; bi++) { // workgroup-uniform
-    if (!chunk_block(cw, bi))
-        break;
     const uint lid = gl_LocalInvocationIndex, n = lid % NTN, ri = lid / NTN;
     const uint rows_all = p.nh * p.hd, nc = scan_nc(), m = scan_m(), mp = scan_mp();
     const uint nk = (cw.t1 - cw.t0 + KS - 1) / KS;
@@ -678,8 +606,7 @@ void main() {
         lam[i] = 0.0;
         Q[i] = 1.0;
     }
-    if (PF != 0u)
-        chunk_fetch(cw, cw.t0);
+    chunk_fetch(cw, cw.t0);
     for (uint k = 0; k < nk; k++) {
         chunk_seq(cw, k, nk);
         const uint len = min(KS, cw.t1 - cw.t0 - k * KS);
@@ -738,20 +665,13 @@ void main() {
         const bool ok = r < cw.n_rows;
         s[i] = ok ? st_data[st_e + (rbase + r) * p.ds + n] : 0.0;   // s_{t0-1}
         lam[i] = ok ? st_data[st_f + (rbase + r) * p.ds + n] : 0.0; // lambda_{t1}
-        if (ONE != 0u && ok) {
-            const uint row = cw.row0 + r, h = row / p.hd, pp = row % p.hd;
-            const uint slot = uint(ids_data[p.off_ids + cw.q]);
-            s[i] = s_data[p.off_s + n + pp * p.s_p + h * p.s_h + slot * p.s_slot];
-            lam[i] = g_data[p.off_g + rows_all * p.nt * p.nq + (cw.q * rows_all + row) * p.ds + n];
-        }
         dA[i] = 0.0;
     }
     for (uint r = lid; r < RB; r += WG)
         sh[S_ACCA + r] = 0.0;
 
     // Forward over the chunk, keeping the state entering every sub-chunk.
-    if (PF != 0u)
-        chunk_fetch(cw, cw.t0);
+    chunk_fetch(cw, cw.t0);
     for (uint k = 0; k < nk; k++) {
         [[unroll]] for (uint i = 0; i < RS; i++)
             ck[k * RS + i] = s[i];
@@ -845,7 +765,7 @@ void main() {
                     // rows per n and the row totals in one pass.
                     for (uint it = lid; it < p.ds + RB; it += WG) {
                         if (it < p.ds)
-                            cback_cols(cw, parts, bi, b, t, it, ntr);
+                            cback_cols(cw, parts, b, t, it, ntr);
                         else if (it - p.ds < cw.n_rows)
                             cback_row(cw, parts, b, j, t, it - p.ds, nseg);
                     }
@@ -866,7 +786,7 @@ void main() {
                                 sh[S_R2(b) + base + sg] = s2;
                             }
                         } else {
-                            cback_cols(cw, parts, bi, b, t, it - nrow_items, ntr);
+                            cback_cols(cw, parts, b, t, it - nrow_items, ntr);
                         }
                     }
                     barrier();
@@ -878,11 +798,6 @@ void main() {
             }
         }
     }
-    // One chunk: an = a_0 and lam = lambda_0 now (CARRY's d_s partial).
-    if (ONE != 0u)
-        [[unroll]] for (uint i = 0; i < RS; i++)
-            if (ri * RS + i < cw.n_rows)
-                pt_data[p.off_pt + parts.s + (rbase + ri * RS + i) * p.ds + n] = an[i] * lam[i];
     // d_A partials of this chunk (the row sums' owners differ by path).
     barrier();
     if (MAMBA1 != 0) {
@@ -894,17 +809,15 @@ void main() {
             pt_data[p.off_pt + parts.a + rbase + r] = sh[S_ACCA + r];
     }
 #endif
-    } // blocks
 }
 #endif // SCAN_CSUM, SCAN_CBACK
 
 #elif defined(SCAN_REDUCE)
 
-// ATREE (Mamba-2 only): the first n_head workgroups each add one d_A
-// output's n_seqs * n_ck * head_dim partials, strided over the invocations
-// then by a tree in shared memory (fixed order), instead of one invocation
-// walking them all; the other workgroups do the rest, one output each.
-layout(constant_id = 5) const uint ATREE = 0;
+// Mamba-2's d_A: the first n_head workgroups each add one d_A output's
+// n_seqs * n_ck * head_dim partials, strided over the invocations then by a
+// tree in shared memory (fixed order); the other workgroups do the rest, one
+// output each.
 shared float red[gl_WorkGroupSize.x];
 
 void main() {
@@ -912,7 +825,7 @@ void main() {
     const ScanParts parts = scan_parts(nc);
     uint wid = vkg_group_linear();
     const uint lid = gl_LocalInvocationIndex;
-    if (ATREE != 0 && MAMBA1 == 0) {
+    if (MAMBA1 == 0) {
         if (wid < p.nh) {
             const uint m = p.nq * nc * p.hd;
             float acc = 0.0;
@@ -935,7 +848,7 @@ void main() {
         wid -= p.nh;
     }
     const uint e = wid * WG + lid;
-    const uint rpg = (p.nh / p.ng) * p.hd, n_blk = (rpg + RB * NB - 1) / (RB * NB);
+    const uint rpg = (p.nh / p.ng) * p.hd, n_blk = (rpg + RB - 1) / RB;
     const uint n_s = p.ds * parts.n_rows_all * p.n_slots;
     const uint n_x = parts.n_rows_all * p.nt * p.nq;
     const uint n_dt = p.nh * p.nt * p.nq;
@@ -965,19 +878,13 @@ void main() {
     }
     i -= n_dt;
     out_base += n_dt;
-    if (i < n_A) { // d_A: over sequences (and channels of the head for Mamba-2)
-        if (ATREE != 0 && MAMBA1 == 0)
-            return; // added by the tree workgroups
+    if (i < n_A) { // Mamba-1's d_A[n, h]: over sequences and chunks (Mamba-2's: above)
+        if (MAMBA1 == 0)
+            return;
+        const uint n = i % p.ds, h = i / p.ds;
         float acc = 0.0;
-        if (MAMBA1 != 0) {
-            const uint n = i % p.ds, h = i / p.ds;
-            for (uint qc = 0; qc < p.nq * nc; qc++)
-                acc += pt_data[pt + parts.a + (qc * parts.n_rows_all + h) * p.ds + n];
-        } else {
-            for (uint qc = 0; qc < p.nq * nc; qc++)
-                for (uint pp = 0; pp < p.hd; pp++)
-                    acc += pt_data[pt + parts.a + qc * parts.n_rows_all + i * p.hd + pp];
-        }
+        for (uint qc = 0; qc < p.nq * nc; qc++)
+            acc += pt_data[pt + parts.a + (qc * parts.n_rows_all + h) * p.ds + n];
         d_data[out_base + i] = acc;
         return;
     }

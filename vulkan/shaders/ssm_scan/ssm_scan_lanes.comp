@@ -12,10 +12,8 @@
 // walked), walk the chunk with every lane writing its partial y (its SPT
 // products, in order) per token, then one invocation per (token, row) adds
 // the NL lane partials in lane order and writes y (coalesced along rows).
-// On devices with a fixed subgroup size of at least NL the partials stay in
-// registers and a reduce-scatter over the row's lanes sums them (SGR, two
-// barriers per chunk). Deterministic either way; y's error is
-// gamma(d_state) * sum |s C| as for any order of the d_state products.
+// Deterministic; y's error is gamma(d_state) * sum |s C| as for any order of
+// the d_state products.
 //
 // Windows (as ssm_scan.comp, sized by ops/ssm_scan.c): the host records the
 // walk as dispatches of KW tokens (a multiple of CT) so no invocation loops
@@ -25,24 +23,16 @@
 // the workgroup's scratch word.
 //
 // Specialization constants: 0 WG, 1 SH, 2 RB, 3 CT, 4 MAMBA1 (as the common
-// file), 5 KW * 2 + PHASE, 6 NL | SGR << 8, 7 SPT.
+// file), 5 KW * 2 + PHASE, 6 NL, 7 SPT.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : enable
-#extension GL_KHR_shader_subgroup_basic : enable
-#extension GL_KHR_shader_subgroup_shuffle : enable
 #include "common/ops_ssm_scan.glsl"
 
 layout(std430, set = 0, binding = 7) buffer BufD { float d_data[]; };
 layout(std430, set = 0, binding = 8) buffer BufSt { uint st_data[]; }; // [workgroup]
 
 layout(constant_id = 5) const uint KWP = 2;
-layout(constant_id = 6) const uint NLS = 32; // NL | SGR << 8
-const uint NL = NLS & 255u;
-// SGR != 0: the device's fixed subgroup size, at least NL (the host checks):
-// a row's lanes share a subgroup, and y is summed over them in registers by
-// a reduce-scatter (one value per token per lane, see below) instead of
-// through shared memory: no third barrier, no summing pass.
-const uint SGR = NLS >> 8;
+layout(constant_id = 6) const uint NL = 32;
 layout(constant_id = 7) const uint SPT = 4;
 const uint KW = KWP >> 1;
 const uint PHASE = KWP & 1u;
@@ -149,50 +139,6 @@ void main() {
         barrier();
         if (tc + CT < t1) // the next chunk's loads overlap this chunk's walk
             lanes_fetch(wg, tc + CT, t1);
-        if (SGR != 0u) {
-            // y partials of the chunk's tokens in registers, then summed
-            // over the row's NL lanes: at xor distance m the lanes with bit
-            // m set keep the upper half of their values, the others the
-            // lower, each adding its partner's; once one value is left the
-            // remaining distances add it whole. Fixed order.
-            float v[CT];
-            [[unroll]] for (uint j = 0; j < CT; j++) {
-                v[j] = 0.0;
-                if (j < len) {
-                    const uint k = j * RB + r;
-                    const float xd = sh[F_XD + k], dtp = sh[F_DT + k], a = sh[F_A + k];
-                    [[unroll]] for (uint i = 0; i < SPT; i++) {
-                        const uint n = l + i * NL;
-                        const float ai = MAMBA1 != 0 ? exp(dtp * Ae[i]) : a;
-                        s[i] = fma(ai, s[i], sh[F_B + j * DSP + n] * xd);
-                        v[j] = fma(s[i], sh[F_C + j * DSP + n], v[j]);
-                    }
-                }
-            }
-            uint cnt = CT, base = 0u;
-            [[unroll]] for (uint m = NL / 2u; m >= 1u; m /= 2u) {
-                if (cnt > 1u) {
-                    const uint hf = cnt / 2u;
-                    const bool up = (l & m) != 0u;
-                    [[unroll]] for (uint k = 0; k < hf; k++) {
-                        const float keep = up ? v[k + hf] : v[k];
-                        const float send = up ? v[k] : v[k + hf];
-                        v[k] = keep + subgroupShuffleXor(send, m);
-                    }
-                    if (up)
-                        base += hf;
-                    cnt = hf;
-                } else {
-                    v[0] += subgroupShuffleXor(v[0], m);
-                }
-            }
-            const uint dup = NL > CT ? NL / CT : 1u; // lanes holding the same sums
-            if (live && l % dup == 0u)
-                [[unroll]] for (uint k = 0; k < CT; k++)
-                    if (k < cnt && base + k < len)
-                        d_data[p.off_d + row + rows_all * (tc + base + k + p.nt * wg.q)] = v[k];
-            continue;
-        }
         for (uint j = 0; j < len; j++) {
             const uint k = j * RB + r;
             const float xd = sh[F_XD + k];
