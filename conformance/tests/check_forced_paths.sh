@@ -57,7 +57,7 @@ run "conv: 16-byte kernel, 256-position steps, chunks of several steps" 'ssm_con
   VKGRAD_TUNING=conv.kernel=vec_256,conv.workgroups=1
 run "conv: 16-byte kernel, 128-position steps" 'ssm_conv*' VKGRAD_TUNING=conv.kernel=vec_128
 run "conv: generic walk at d_conv 4" 'ssm_conv*' VKGRAD_TUNING=conv.kernel=walk
-run "scan Mamba-2: chunked recurrence" 'ssm_scan_back.mamba2*' VKG_TUNE_SCAN_SSD=0
+run "scan Mamba-2: chunked recurrence" 'ssm_scan_back.mamba2*' VKGRAD_TUNING=scan.ssd_path=off
 run "scan Mamba-2: matrix form at every length" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1
 run "scan Mamba-2: matrix form, big-grid layout" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 \
   VKG_TUNE_SSD_SPLIT=0 VKG_TUNE_SSD_KPRE=1 VKG_TUNE_SSD_Q=64 VKG_TUNE_SSD_KT=8
@@ -114,7 +114,7 @@ run "scan Mamba-2: CHAIN with the cross-head state terms, big-grid layout" \
 run "scan Mamba-2: SSD_MAIN's K loaded before the chunk setup (KEA), big-grid layout" \
   'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_SPLIT=0 VKG_TUNE_SSD_KPRE=1 VKG_TUNE_SSD_KEA=1
 run "scan Mamba-2: cross-head sums off" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=0
-run "scan Mamba-1: chunked recurrence" 'ssm_scan_back.mamba1*' VKG_TUNE_SCAN_CHAN=0
+run "scan Mamba-1: chunked recurrence" 'ssm_scan_back.mamba1*' VKGRAD_TUNING=scan.chan_path=off
 run "scan Mamba-1: channel path at every size" 'ssm_scan_back.mamba1*' VKGRAD_TUNING=chan.min_tokens=1
 # The default cases have at most 40 channels, one block of the walk: the
 # full tier's 1536 channels in two chunks give the default layout for big
