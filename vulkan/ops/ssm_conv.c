@@ -27,6 +27,9 @@
  * naming shared memory, and the other kernels run only where they fit. Its
  * partials (one per 64-position tile) bound every path's scratch.
  *
+ * Plan, then record: vkg_vk_conv_plan_make (ssm_conv_plan.h) is a pure
+ * function of the shape, the limits and the tuning; supports_op takes its
+ * refusal, conv_encode turns it into dispatches.
  * Tuning (ssm_conv_plan.h, VKGRAD_TUNING): conv.kernel forces the
  * backward's kernel, conv.workgroups the 16-byte kernels' grid. A kernel that
  * does not fit the device or the node falls back to the smaller 16-byte
@@ -50,6 +53,246 @@
 #include "vkg_vk_spv_ssm_conv_walk_16x128u.spv.h"
 #include "vkg_vk_spv_ssm_conv_walk_16x64d.spv.h"
 
+/* ---- plan ------------------------------------------------------------------ */
+
+enum { CONV_WG = 256, CONV_CB = 32, CONV_TC = 64 }; /* as in ssm_conv_back.comp */
+enum {
+    VEC_DC_MAX = 4,          /* DCV of ssm_conv_vec.comp */
+    VEC_TT = 128,            /* positions per step and vec4 group per lane */
+    VEC_WGS = 1024,          /* workgroups the default chunking aims at */
+    VEC_MIN_ELEMS = 8000000, /* below, the walk is as fast or faster (ssm_conv.md) */
+    VEC_MIN_TOK = 768,       /* the same for shorter sequences */
+    VEC_STEPS_MAX = 64,
+    VEC_PERSIST_PER_SM = 2, /* persistent grid: workgroups per multiprocessor */
+    VEC_FUSE_SHARED = 128,  /* the fused kernel's per-row-block flags (last_r) */
+    WALK_DC_MAX = 8,        /* DCMAX of ssm_conv_walk.comp */
+    WALK_CHUNK = 512,       /* positions per chunk */
+};
+
+/* What the plan needs of each backward kernel, as compiled: channels per
+ * workgroup, invocations; walks: positions per step (their ring of g is two
+ * steps wide) and the d_conv compiled for (0: any up to WALK_DC_MAX); 16-byte
+ * kernels: vec4 groups per lane and row in a step (steps of 128*gpl
+ * positions), persistent grid, d_c summed in the same dispatch. */
+struct conv_geom {
+    uint32_t cb, wg, ts, dc, gpl;
+    bool walk, vec, persist, fuse;
+};
+static const struct conv_geom geoms[VKG_VK_CONV_KERNEL_COUNT] = {
+    [VKG_VK_CONV_TILED] = {CONV_CB, CONV_WG, CONV_TC, 0, 0, false, false, false, false},
+    [VKG_VK_CONV_WALK] = {16, 256, 128, 0, 0, true, false, false, false},
+    [VKG_VK_CONV_WALK_D4] = {16, 256, 64, 4, 0, true, false, false, false},
+    [VKG_VK_CONV_VEC_128] = {16, 256, 0, 0, 1, false, true, false, false},
+    [VKG_VK_CONV_VEC_256] = {16, 512, 0, 0, 2, false, true, false, false},
+    [VKG_VK_CONV_VEC_PERSISTENT] = {32, 512, 0, 0, 1, false, true, true, false},
+    [VKG_VK_CONV_VEC_PERSISTENT_FUSED] = {32, 512, 0, 0, 1, false, true, true, true},
+};
+
+/* Floats of shared memory the tiled kernel needs for d_conv, and the
+ * largest d_conv that fits. */
+static uint64_t tiled_shared_floats(uint64_t dc) {
+    return 2 * CONV_CB * (CONV_TC + dc - 1) + CONV_CB * dc;
+}
+static uint64_t tiled_max_dc(uint32_t shared_bytes) {
+    const uint64_t fl = shared_bytes / sizeof(float);
+    const uint64_t fixed = 2 * CONV_CB * (CONV_TC - 1);
+    return fl > fixed ? (fl - fixed) / (3 * CONV_CB) : 0;
+}
+
+static uint64_t vec_shared_bytes(const struct conv_geom *v) {
+    const uint64_t pitch = VEC_TT * v->gpl + 16; /* PITCH */
+    return (v->cb * pitch + v->cb) * sizeof(float) + (v->fuse ? VEC_FUSE_SHARED : 0);
+}
+static uint64_t walk_shared_bytes(const struct conv_geom *w) {
+    return (uint64_t)w->cb * (2 * w->ts + 1) * sizeof(float);
+}
+
+static bool wg_fits(const struct vkg_vk_limits *lim, uint32_t wg) {
+    return lim->max_workgroup_invocations >= wg && lim->max_workgroup_size[0] >= wg;
+}
+
+/* Whether walk w runs d_conv dc on this device (its shared memory counted
+ * with WALK_DC_MAX floats to spare per channel). */
+static bool walk_fits(enum vkg_vk_conv_kernel k, const struct vkg_vk_limits *lim, uint32_t dc) {
+    const struct conv_geom *w = &geoms[k];
+    return dc <= WALK_DC_MAX && dc - 1 <= w->ts && (!w->dc || dc == w->dc) && wg_fits(lim, w->wg) &&
+           (uint64_t)w->cb * (2 * w->ts + 1 + WALK_DC_MAX) * sizeof(float) <=
+               lim->max_shared_memory;
+}
+
+/* Whether 16-byte kernel k runs this node: d_conv <= 4, every row of g
+ * (channel-fast) and the matching rows of sx and d_sx start on 16-byte
+ * boundaries or at equal residues (the kernel shifts each row by its own
+ * residue), the bound ranges start 16-byte aligned, and it fits. */
+static bool vec_fits(enum vkg_vk_conv_kernel k, const struct vkg_vk_limits *lim,
+                     const struct vkg_vk_conv_shape *s) {
+    const uint32_t L = s->n_t + s->d_conv - 1;
+    return s->d_conv <= VEC_DC_MAX && lim->storage_offset_alignment % 16 == 0 &&
+           s->d_inner % 4 == 0 && s->g0 == 1 && s->g1 % 4 == 0 && s->off_g % 4 == 0 &&
+           (s->n_s == 1 || s->g2 % 4 == 0) && s->sx0 == 1 && (s->off_sx - s->off_d) % 4 == 0 &&
+           (s->sx1 - L) % 4 == 0 && (s->n_s == 1 || (s->sx2 - L * s->d_inner) % 4 == 0) &&
+           wg_fits(lim, geoms[k].wg) && vec_shared_bytes(&geoms[k]) <= lim->max_shared_memory;
+}
+
+/* The refusals: workgroup size, the tiled kernel's shared memory, its
+ * partials in one binding. Every other path fits within these. */
+static bool plan_refuse(const struct vkg_vk_conv_shape *s, const struct vkg_vk_limits *lim,
+                        struct vkg_vk_conv_plan *out) {
+    if (!wg_fits(lim, CONV_WG)) {
+        snprintf(out->reason, sizeof out->reason, "needs %d invocations > %u (workgroup size)",
+                 CONV_WG, lim->max_workgroup_invocations);
+        return true;
+    }
+    if (!s->back) return false;
+    const uint64_t max_dc = tiled_max_dc(lim->max_shared_memory);
+    if (s->d_conv > max_dc) {
+        snprintf(out->reason, sizeof out->reason, "d_conv=%u > %llu (shared memory)", s->d_conv,
+                 (unsigned long long)max_dc);
+        return true;
+    }
+    const uint64_t L = (uint64_t)s->n_t + s->d_conv - 1, tiles = (L + CONV_TC - 1) / CONV_TC;
+    const uint64_t pbytes = tiles * s->n_s * s->d_inner * s->d_conv * sizeof(float);
+    if (pbytes > lim->max_storage_buffer_range) {
+        snprintf(out->reason, sizeof out->reason, "partials %llu B > %llu B (buffer size)",
+                 (unsigned long long)pbytes, (unsigned long long)lim->max_storage_buffer_range);
+        return true;
+    }
+    return false;
+}
+
+/* The kernel: the default for the shape, or the forced one; a kernel that
+ * does not fit gives way (16-byte to the 128-position one, then none; a walk
+ * to the generic walk, then the tiled kernel). *vec is NONE (= AUTO) when no
+ * 16-byte kernel runs; the walk is the fallback. */
+static void plan_pick(const struct vkg_vk_conv_shape *s, const struct vkg_vk_limits *lim,
+                      const struct vkg_vk_conv_tuning *t, uint32_t sms,
+                      enum vkg_vk_conv_kernel *vec, enum vkg_vk_conv_kernel *walk) {
+    const uint64_t elems = ((uint64_t)s->n_t + s->d_conv - 1) * s->d_inner * s->n_s;
+    enum vkg_vk_conv_kernel v = VKG_VK_CONV_AUTO;
+    enum vkg_vk_conv_kernel w = s->d_conv == 4 ? VKG_VK_CONV_WALK_D4 : VKG_VK_CONV_WALK;
+    if (elems >= VEC_MIN_ELEMS && s->n_t >= VEC_MIN_TOK)
+        v = sms ? VKG_VK_CONV_VEC_PERSISTENT_FUSED : VKG_VK_CONV_VEC_256;
+    const enum vkg_vk_conv_kernel forced = (enum vkg_vk_conv_kernel)t->kernel;
+    if (forced == VKG_VK_CONV_TILED) v = w = VKG_VK_CONV_TILED;
+    if (forced == VKG_VK_CONV_WALK || forced == VKG_VK_CONV_WALK_D4)
+        v = VKG_VK_CONV_AUTO, w = forced;
+    if (forced > VKG_VK_CONV_TILED && geoms[forced].vec) v = forced;
+    if (w != VKG_VK_CONV_TILED && !walk_fits(w, lim, s->d_conv)) w = VKG_VK_CONV_WALK;
+    if (w != VKG_VK_CONV_TILED && !walk_fits(w, lim, s->d_conv)) w = VKG_VK_CONV_TILED;
+    if (v == VKG_VK_CONV_TILED) v = VKG_VK_CONV_AUTO;
+    if (v && !vec_fits(v, lim, s)) v = VKG_VK_CONV_VEC_128;
+    if (v && !vec_fits(v, lim, s)) v = VKG_VK_CONV_AUTO;
+    *vec = v, *walk = w;
+}
+
+/* Persistent grid: G workgroups over the units (row block, step), q or q+1
+ * each; a row block meets at most ceil(S/q)+1 of their ranges, hence the
+ * slots of d_c partials. G: about the workgroups the device holds at once.
+ * The fused kernel takes one sequence, and ranges that meet at most 32 row
+ * blocks (its flags). Returns the kernel: persistent, or the chunked one
+ * past 32-bit unit indices or a binding's worth of partials. */
+static enum vkg_vk_conv_kernel plan_persistent(const struct vkg_vk_conv_shape *s,
+                                               const struct vkg_vk_limits *lim, uint32_t wgs,
+                                               uint32_t sms, enum vkg_vk_conv_kernel v,
+                                               struct vkg_vk_conv_plan *out) {
+    const uint32_t L = s->n_t + s->d_conv - 1, tt = VEC_TT * geoms[v].gpl;
+    const uint64_t n_steps = (L + 4 + tt - 1) / tt;
+    out->n_cb = (s->d_inner + geoms[v].cb - 1) / geoms[v].cb;
+    const uint64_t units = n_steps * out->n_cb * s->n_s;
+    uint64_t G = wgs ? wgs : (uint64_t)sms * VEC_PERSIST_PER_SM;
+    if (!G) G = VEC_WGS;
+    if (G > units) G = units;
+    const uint64_t q = units / G, slots = (n_steps + q - 1) / q + 1;
+    if (geoms[v].fuse && (s->n_s != 1 || (q + 1) / n_steps + 2 > 32))
+        v = VKG_VK_CONV_VEC_PERSISTENT;
+    out->n_wg = (uint32_t)G;
+    out->n_tiles = (uint32_t)(slots < G ? slots : G);
+    if (units > UINT32_MAX ||
+        (uint64_t)out->n_tiles * s->n_s * s->d_inner * s->d_conv * sizeof(float) >
+            lim->max_storage_buffer_range)
+        return VKG_VK_CONV_VEC_256;
+    out->workgroups = out->n_wg;
+    return v;
+}
+
+/* Chunks of equal length: the 16-byte kernels' of as many steps as give
+ * about VEC_WGS workgroups (or wgs; fewer steps, more partials), the walks'
+ * of about WALK_CHUNK positions, the tiled kernel's of CONV_TC positions. */
+static void plan_chunks(const struct vkg_vk_conv_shape *s, uint32_t wgs,
+                        struct vkg_vk_conv_plan *out) {
+    const struct conv_geom *k = &geoms[out->kernel];
+    const uint32_t L = s->n_t + s->d_conv - 1;
+    out->n_cb = (s->d_inner + k->cb - 1) / k->cb;
+    if (k->vec) {
+        const uint32_t tt = VEC_TT * k->gpl, n_steps = (L + 4 + tt - 1) / tt;
+        const uint64_t work = (uint64_t)n_steps * out->n_cb * s->n_s, target = wgs ? wgs : VEC_WGS;
+        uint32_t steps = work / target > VEC_STEPS_MAX ? VEC_STEPS_MAX : (uint32_t)(work / target);
+        if (!steps) steps = 1;
+        const uint32_t n_ch = (n_steps + steps / 2) / steps;
+        out->n_tiles = n_ch > 0 ? n_ch : 1;
+        out->clen = (n_steps + out->n_tiles - 1) / out->n_tiles;
+        out->n_tiles = (n_steps + out->clen - 1) / out->clen;
+    } else if (k->walk) {
+        const uint32_t n_ch = (L + WALK_CHUNK / 2) / WALK_CHUNK;
+        out->n_tiles = n_ch > 0 ? n_ch : 1;
+        out->clen = (L + out->n_tiles - 1) / out->n_tiles;
+        out->n_tiles = (L + out->clen - 1) / out->clen;
+    } else {
+        out->n_tiles = (L + CONV_TC - 1) / CONV_TC;
+    }
+    out->workgroups = (uint64_t)out->n_cb * out->n_tiles * s->n_s;
+}
+
+/* Scratch, the reduce dispatch, the spec constant and what the kernel uses. */
+static void plan_finish(const struct vkg_vk_conv_shape *s, struct vkg_vk_conv_plan *out) {
+    const struct conv_geom *k = &geoms[out->kernel];
+    const bool direct =
+        out->kernel != VKG_VK_CONV_TILED && !k->persist && (uint64_t)out->n_tiles * s->n_s == 1;
+    /* A direct kernel writes no partials; bind a small region all the same. */
+    out->scratch_bytes =
+        direct ? sizeof(float)
+               : (uint64_t)out->n_tiles * s->n_s * s->d_inner * s->d_conv * sizeof(float);
+    out->counters = k->fuse ? out->n_cb : 0;
+    out->reduce = !direct && !k->fuse;
+    out->reduce_workgroups =
+        out->reduce ? ((uint64_t)s->d_inner * s->d_conv + CONV_WG - 1) / CONV_WG : 0;
+    out->invocations = k->wg;
+    out->spec = s->d_conv;
+    if (out->kernel == VKG_VK_CONV_TILED) {
+        out->spec = (uint32_t)tiled_shared_floats(s->d_conv);
+        out->shared_bytes = out->spec * (uint32_t)sizeof(float);
+    } else {
+        out->shared_bytes = (uint32_t)(k->walk ? walk_shared_bytes(k) : vec_shared_bytes(k));
+    }
+}
+
+bool vkg_vk_conv_plan_make(const struct vkg_vk_conv_shape *s, const struct vkg_vk_limits *lim,
+                           const struct vkg_vk_conv_tuning *t, uint32_t multiprocessors,
+                           struct vkg_vk_conv_plan *out) {
+    memset(out, 0, sizeof *out);
+    if (plan_refuse(s, lim, out)) return false;
+    out->taken = true;
+    if (!s->back) {
+        out->workgroups = ((uint64_t)s->d_inner * s->n_t * s->n_s + CONV_WG - 1) / CONV_WG;
+        out->invocations = CONV_WG;
+        return true;
+    }
+    const uint32_t wgs = (uint32_t)t->workgroups;
+    enum vkg_vk_conv_kernel v, w;
+    plan_pick(s, lim, t, multiprocessors, &v, &w);
+    if (v && geoms[v].persist) {
+        v = plan_persistent(s, lim, wgs, multiprocessors, v, out);
+        if (!geoms[v].persist && !vec_fits(v, lim, s)) v = VKG_VK_CONV_VEC_128;
+        if (!geoms[v].persist && !vec_fits(v, lim, s)) v = VKG_VK_CONV_AUTO;
+    }
+    out->kernel = v ? v : w;
+    if (!geoms[out->kernel].persist) plan_chunks(s, wgs, out);
+    plan_finish(s, out);
+    return true;
+}
+
+/* ---- record ---------------------------------------------------------------- */
+
 /* Mirrors the push block of shaders/common/ops_ssm_conv.glsl. */
 struct vkg_conv_push {
     uint32_t dc, nt, di, ns;
@@ -61,87 +304,20 @@ struct vkg_conv_push {
 };
 _Static_assert(sizeof(struct vkg_conv_push) == 96, "ops_ssm_conv.glsl push block");
 
-static const struct vkg_vk_kernel k_conv =
+#define CONV_K(name, n) VKG_VK_KERNEL(vkg_vk_spv_ssm_conv_##name, n, struct vkg_conv_push)
+static const struct vkg_vk_kernel k_forward =
     VKG_VK_KERNEL(vkg_vk_spv_ssm_conv, 3, struct vkg_conv_push);
-static const struct vkg_vk_kernel k_back_main =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_conv_back_main, 5, struct vkg_conv_push);
-static const struct vkg_vk_kernel k_back_reduce =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_conv_back_reduce, 2, struct vkg_conv_push);
-
-enum { CONV_WG = 256, CONV_CB = 32, CONV_TC = 64 }; /* as in ssm_conv_back.comp */
-
-/* The walk kernels: channels and positions per step, as compiled; dc: the
- * d_conv a kernel is compiled for (0: any up to WALK_DC_MAX, a spec
- * constant). Their ring of g is 2 steps wide. */
-struct conv_walk {
-    const char *name;
-    const struct vkg_vk_kernel *k;
-    uint32_t cb, ts, wg, dc;
+static const struct vkg_vk_kernel k_reduce = CONV_K(back_reduce, 2);
+static const struct vkg_vk_kernel k_main[VKG_VK_CONV_KERNEL_COUNT] = {
+    [VKG_VK_CONV_TILED] = CONV_K(back_main, 5),
+    [VKG_VK_CONV_WALK] = CONV_K(walk_16x128u, 5),
+    [VKG_VK_CONV_WALK_D4] = CONV_K(walk_16x64d, 5),
+    [VKG_VK_CONV_VEC_128] = CONV_K(vec_16w, 5),
+    [VKG_VK_CONV_VEC_256] = CONV_K(vec_16x2, 5),
+    [VKG_VK_CONV_VEC_PERSISTENT] = CONV_K(vec_32p, 5),
+    [VKG_VK_CONV_VEC_PERSISTENT_FUSED] = CONV_K(vec_32f, 6),
 };
-#define WALK_K(name)                                                                               \
-    static const struct vkg_vk_kernel k_walk_##name =                                              \
-        VKG_VK_KERNEL(vkg_vk_spv_ssm_conv_walk_##name, 5, struct vkg_conv_push)
-WALK_K(16x128u);
-WALK_K(16x64d);
-#undef WALK_K
-static const struct conv_walk walks[] = {
-    {"16x128u", &k_walk_16x128u, 16, 128, 256, 0}, /* default; generic fallback: first */
-    {"16x64d", &k_walk_16x64d, 16, 64, 256, 4},
-};
-/* The 16-byte kernels (shaders/ssm_conv_vec.comp): channels per
- * workgroup, invocations, shared-memory buffers (2: one barrier per step),
- * vec4 groups per lane and row in a step (GPL: 128*gpl positions),
- * persistent grid (PERSIST), d_c summed in the same dispatch (FUSE). */
-struct conv_vec {
-    const char *name;
-    const struct vkg_vk_kernel *k;
-    uint32_t cb, wg, db, gpl;
-    bool persist, fuse;
-};
-#define VEC_K(name)                                                                                \
-    static const struct vkg_vk_kernel k_vec_##name =                                               \
-        VKG_VK_KERNEL(vkg_vk_spv_ssm_conv_vec_##name, 5, struct vkg_conv_push)
-VEC_K(16w);
-VEC_K(16x2);
-VEC_K(32p);
-#undef VEC_K
-static const struct vkg_vk_kernel k_vec_32f =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_conv_vec_32f, 6, struct vkg_conv_push);
-
-static const struct conv_vec vecs[] = {
-    {"v16w", &k_vec_16w, 16, 256, 1, 1, false, false},   /* VEC_SMALL */
-    {"v16x2", &k_vec_16x2, 16, 512, 1, 2, false, false}, /* VEC_DEFAULT */
-    {"v32p", &k_vec_32p, 32, 512, 1, 1, true, false},    /* VEC_PERSIST_REDUCE */
-    {"v32f", &k_vec_32f, 32, 512, 1, 1, true, true},     /* VEC_DEFAULT_PERSIST */
-};
-#define VEC_DEFAULT         "v16x2" /* from VEC_MIN_ELEMS positions x channels up */
-#define VEC_DEFAULT_PERSIST "v32f"  /* the same where the multiprocessor count is known */
-#define VEC_PERSIST_REDUCE  "v32p"  /* v32f's walk with the CONV_REDUCE dispatch: batches */
-#define VEC_SMALL           "v16w"  /* fits 16 KiB of shared memory */
-enum {
-    VEC_DC_MAX = 4,          /* DCV of ssm_conv_vec.comp */
-    VEC_TT = 128,            /* positions per step and vec4 group per lane */
-    VEC_WGS = 1024,          /* workgroups the default chunking aims at */
-    VEC_MIN_ELEMS = 8000000, /* below, the walk is as fast or faster (ssm_conv.md) */
-    VEC_MIN_TOK = 768,       /* the same for shorter sequences */
-    VEC_STEPS_MAX = 64,
-    VEC_PERSIST_PER_SM = 2 /* persistent grid: workgroups per multiprocessor */
-};
-
-enum {
-    WALK_DC_MAX = 8,  /* DCMAX of ssm_conv_walk.comp */
-    WALK_CHUNK = 512, /* positions per chunk */
-};
-#define WALK_DEFAULT     "16x128u" /* any d_conv up to WALK_DC_MAX */
-#define WALK_DEFAULT_DC4 "16x64d"  /* d_conv 4: as fast or faster at every shape measured */
-
-/* The backward's plan: the 16-byte kernel (v != NULL, steps per chunk),
- * else the walk kernel (w != NULL), else the tiled one. */
-struct conv_plan {
-    const struct conv_vec *v;
-    const struct conv_walk *w;
-    uint32_t wgs; /* conv.workgroups (0: default) */
-};
+#undef CONV_K
 
 /* Streaming multiprocessors of the device (VK_NV_shader_sm_builtins), 0
  * where it does not say; asked once per physical device. */
@@ -186,243 +362,103 @@ static uint32_t device_sm_count(const struct vkg_vk_device *dev) {
     return sms;
 }
 
-/* Whether walk w runs d_conv dc on this device. */
-static bool walk_fits(const struct conv_walk *w, const struct vkg_vulkan_device_info *info,
-                      uint32_t wg_size_x, int64_t dc) {
-    return dc <= WALK_DC_MAX && dc - 1 <= (int64_t)w->ts && (!w->dc || dc == (int64_t)w->dc) &&
-           info->max_workgroup_invocations >= w->wg && wg_size_x >= w->wg &&
-           (uint64_t)w->cb * (2 * w->ts + 1 + WALK_DC_MAX) * sizeof(float) <=
-               info->max_shared_memory;
-}
-
-static const struct conv_walk *walk_named(const char *s) {
-    for (size_t i = 0; i < sizeof walks / sizeof walks[0]; i++) {
-        size_t n = strlen(walks[i].name);
-        if (!strncmp(s, walks[i].name, n) && (s[n] == 0 || s[n] == ':')) return &walks[i];
+/* The node's shape; offsets only when recording (enc != NULL). */
+static struct vkg_vk_conv_shape conv_shape(const struct vkg_vk_encoder *enc,
+                                           const struct vkg_tensor *node) {
+    const struct vkg_tensor *sx = node->src[0], *c = node->src[1];
+    struct vkg_vk_conv_shape s = {
+        .back = node->op == VKG_OP_SSM_CONV_BACK,
+        .d_conv = (uint32_t)c->ne[0],
+        .n_t = (uint32_t)(sx->ne[0] - c->ne[0] + 1),
+        .d_inner = (uint32_t)sx->ne[1],
+        .n_s = (uint32_t)sx->ne[2],
+        .sx0 = vkg_vk_elem_stride(sx->nb[0]),
+        .sx1 = vkg_vk_elem_stride(sx->nb[1]),
+        .sx2 = vkg_vk_elem_stride(sx->nb[2]),
+    };
+    if (s.back) {
+        const struct vkg_tensor *g = node->src[2];
+        s.g0 = vkg_vk_elem_stride(g->nb[0]);
+        s.g1 = vkg_vk_elem_stride(g->nb[1]);
+        s.g2 = vkg_vk_elem_stride(g->nb[2]);
     }
-    return NULL;
-}
-
-static const struct conv_vec *vec_named(const char *s) {
-    for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++) {
-        size_t n = strlen(vecs[i].name);
-        if (!strncmp(s, vecs[i].name, n) && (s[n] == 0 || s[n] == ':')) return &vecs[i];
+    if (enc) {
+        s.off_sx = vkg_vk_elem_offset(enc, sx);
+        s.off_d = vkg_vk_elem_offset(enc, node);
+        if (s.back) s.off_g = vkg_vk_elem_offset(enc, node->src[2]);
     }
-    return NULL;
-}
-
-/* Whether the 16-byte kernel v runs this node: d_conv <= 4, every row of g
- * (channel-fast) and the matching rows of sx and d_sx start on 16-byte
- * boundaries or at equal residues (the kernel shifts each row by its own
- * residue), the bound ranges start 16-byte aligned, and it fits. */
-static bool vec_fits(const struct conv_vec *v, const struct vkg_vk_device *dev,
-                     const struct vkg_conv_push *p) {
-    const struct vkg_vulkan_device_info *info = vkg_vk_device_info(dev);
-    const uint32_t L = p->nt + p->dc - 1;
-    const uint64_t pitch = VEC_TT * v->gpl + 16; /* PITCH */
-    const uint64_t shared = (uint64_t)v->db * (v->cb * pitch + v->cb) * sizeof(float);
-    return p->dc <= VEC_DC_MAX && dev->props.limits.minStorageBufferOffsetAlignment % 16 == 0 &&
-           p->di % 4 == 0 && p->g0 == 1 && p->g1 % 4 == 0 && p->off_g % 4 == 0 &&
-           (p->ns == 1 || p->g2 % 4 == 0) && p->sx0 == 1 && (p->off_sx - p->off_d) % 4 == 0 &&
-           (p->sx1 - L) % 4 == 0 && (p->ns == 1 || (p->sx2 - L * p->di) % 4 == 0) &&
-           info->max_workgroup_invocations >= v->wg &&
-           dev->props.limits.maxComputeWorkGroupSize[0] >= v->wg &&
-           shared <= info->max_shared_memory;
-}
-
-/* elems: positions x channels x sequences of sx, nt: tokens per sequence
- * (the default picks the 16-byte kernel only where it was measured faster,
- * ssm_conv.md). A kernel forced by t->kernel that does not fit gives way as
- * the defaults do. */
-static struct conv_plan conv_plan_of(const struct vkg_vulkan_device_info *info, uint32_t wg_size_x,
-                                     int64_t dc, uint64_t elems, uint32_t nt, uint32_t sms,
-                                     const struct vkg_vk_conv_tuning *t) {
-    struct conv_plan pl = {NULL, walk_named(dc == 4 ? WALK_DEFAULT_DC4 : WALK_DEFAULT), 0};
-    if (elems >= VEC_MIN_ELEMS && nt >= VEC_MIN_TOK)
-        pl.v = vec_named(sms ? VEC_DEFAULT_PERSIST : VEC_DEFAULT);
-    switch ((enum vkg_vk_conv_kernel)t->kernel) {
-    case VKG_VK_CONV_AUTO: break;
-    case VKG_VK_CONV_TILED: return (struct conv_plan){NULL, NULL, 0};
-    case VKG_VK_CONV_WALK: pl.v = NULL, pl.w = walk_named(WALK_DEFAULT); break;
-    case VKG_VK_CONV_WALK_D4: pl.v = NULL, pl.w = walk_named(WALK_DEFAULT_DC4); break;
-    case VKG_VK_CONV_VEC_128: pl.v = vec_named(VEC_SMALL); break;
-    case VKG_VK_CONV_VEC_256: pl.v = vec_named(VEC_DEFAULT); break;
-    case VKG_VK_CONV_VEC_PERSISTENT: pl.v = vec_named(VEC_PERSIST_REDUCE); break;
-    case VKG_VK_CONV_VEC_PERSISTENT_FUSED: pl.v = vec_named(VEC_DEFAULT_PERSIST); break;
-    }
-    pl.wgs = (uint32_t)t->workgroups;
-    /* A walk compiled for another d_conv, or too large for the device, gives
-     * way to the generic one; failing that, to the tiled kernel. */
-    if (!walk_fits(pl.w, info, wg_size_x, dc)) pl.w = &walks[0];
-    if (!walk_fits(pl.w, info, wg_size_x, dc)) pl.w = NULL;
-    return pl;
-}
-
-/* Floats of shared memory the backward needs for d_conv. */
-static uint64_t conv_back_shared_floats(uint64_t dc) {
-    return 2 * CONV_CB * (CONV_TC + dc - 1) + CONV_CB * dc;
-}
-
-static uint64_t conv_back_max_dc(uint32_t shared_bytes) {
-    const uint64_t fl = shared_bytes / sizeof(float);
-    const uint64_t fixed = 2 * CONV_CB * (CONV_TC - 1);
-    return fl > fixed ? (fl - fixed) / (3 * CONV_CB) : 0;
+    return s;
 }
 
 static bool conv_supports(const struct vkg_vk_device *dev, const struct vkg_tensor *node,
                           char *reason, size_t n) {
-    const struct vkg_vulkan_device_info *info = vkg_vk_device_info(dev);
-    const char *op = vkg_op_slug(node->op);
-    if (info->max_workgroup_invocations < CONV_WG ||
-        dev->props.limits.maxComputeWorkGroupSize[0] < CONV_WG) {
-        vkg_reason(reason, n, "%s needs %d invocations > %u (workgroup size)", op, CONV_WG,
-                   info->max_workgroup_invocations);
-        return false;
-    }
-    if (node->op == VKG_OP_SSM_CONV_BACK) {
-        const int64_t dc = node->src[1]->ne[0];
-        const uint64_t max_dc = conv_back_max_dc(info->max_shared_memory);
-        if ((uint64_t)dc > max_dc) {
-            vkg_reason(reason, n, "%s d_conv=%lld > %llu (shared memory)", op, (long long)dc,
-                       (unsigned long long)max_dc);
-            return false;
-        }
-        /* d_c partials: one per (tile, sequence, channel, k), in one scratch
-         * binding; the tiled kernel's count bounds the walk's. */
-        const int64_t L = node->src[0]->ne[0];
-        const uint64_t tiles = (uint64_t)(L + CONV_TC - 1) / CONV_TC;
-        const uint64_t pbytes = tiles * node->src[0]->ne[2] * node->src[0]->ne[1] * dc * 4;
-        if (pbytes > dev->props.limits.maxStorageBufferRange) {
-            vkg_reason(reason, n, "%s partials %llu B > %u B (buffer size)", op,
-                       (unsigned long long)pbytes, dev->props.limits.maxStorageBufferRange);
-            return false;
-        }
-    }
-    return true;
+    const struct vkg_vk_conv_shape s = conv_shape(NULL, node);
+    struct vkg_vk_conv_plan pl;
+    if (vkg_vk_conv_plan_make(&s, &dev->limits, &dev->tuning.conv, 0, &pl)) return true;
+    vkg_reason(reason, n, "%s %s", vkg_op_slug(node->op), pl.reason);
+    return false;
+}
+
+static struct vkg_conv_push conv_push(const struct vkg_vk_encoder *enc,
+                                      const struct vkg_tensor *node,
+                                      const struct vkg_vk_conv_shape *s,
+                                      const struct vkg_vk_conv_plan *pl) {
+    const struct vkg_tensor *c = node->src[1];
+    return (struct vkg_conv_push){
+        .dc = s->d_conv,
+        .nt = s->n_t,
+        .di = s->d_inner,
+        .ns = s->n_s,
+        .sx0 = s->sx0,
+        .sx1 = s->sx1,
+        .sx2 = s->sx2,
+        .c0 = vkg_vk_elem_stride(c->nb[0]),
+        .c1 = vkg_vk_elem_stride(c->nb[1]),
+        .g0 = s->g0,
+        .g1 = s->g1,
+        .g2 = s->g2,
+        .off_sx = s->off_sx,
+        .off_c = vkg_vk_elem_offset(enc, c),
+        .off_g = s->off_g,
+        .off_d = s->off_d,
+        .n_tiles = pl->n_tiles,
+        .n_cb = pl->n_cb,
+        .clen = pl->clen,
+        .n_wg = pl->n_wg,
+    };
 }
 
 static enum vkg_status conv_encode(struct vkg_vk_encoder *enc, const struct vkg_tensor *node) {
-    const struct vkg_tensor *sx = node->src[0], *c = node->src[1];
-    struct vkg_conv_push p = {0};
-    uint32_t gx, gy;
-    enum vkg_status st;
-
-    p.dc = (uint32_t)c->ne[0];
-    p.di = (uint32_t)sx->ne[1];
-    p.ns = (uint32_t)sx->ne[2];
-    p.nt = (uint32_t)(sx->ne[0] - c->ne[0] + 1);
-    p.sx0 = vkg_vk_elem_stride(sx->nb[0]), p.sx1 = vkg_vk_elem_stride(sx->nb[1]);
-    p.sx2 = vkg_vk_elem_stride(sx->nb[2]);
-    p.c0 = vkg_vk_elem_stride(c->nb[0]), p.c1 = vkg_vk_elem_stride(c->nb[1]);
-    p.off_sx = vkg_vk_elem_offset(enc, sx);
-    p.off_c = vkg_vk_elem_offset(enc, c);
-    p.off_d = vkg_vk_elem_offset(enc, node);
-
-    if (node->op == VKG_OP_SSM_CONV) {
-        const struct vkg_tensor *t[3] = {sx, c, node};
-        vkg_vk_grid(enc, ((uint64_t)p.di * p.nt * p.ns + CONV_WG - 1) / CONV_WG, &gx, &gy);
-        return vkg_vk_dispatch(enc, &k_conv, NULL, 0, t, 3, &p, gx, gy, 1);
-    }
-
-    const struct vkg_tensor *g = node->src[2];
-    p.g0 = vkg_vk_elem_stride(g->nb[0]), p.g1 = vkg_vk_elem_stride(g->nb[1]);
-    p.g2 = vkg_vk_elem_stride(g->nb[2]);
-    p.off_g = vkg_vk_elem_offset(enc, g);
-    const uint32_t L = p.nt + p.dc - 1;
     const struct vkg_vk_device *dev = vkg_vk_encoder_device(enc);
-    const uint32_t sms = device_sm_count(dev);
-    struct conv_plan pl =
-        conv_plan_of(vkg_vk_encoder_info(enc), dev->props.limits.maxComputeWorkGroupSize[0], p.dc,
-                     (uint64_t)L * p.di * p.ns, p.nt, sms, &dev->tuning.conv);
-    /* A variant too large for the device gives way to the smallest one. */
-    if (pl.v && !vec_fits(pl.v, dev, &p)) pl.v = vec_named(VEC_SMALL);
-    if (pl.v && !vec_fits(pl.v, dev, &p)) pl.v = NULL;
-    if (pl.v && pl.v->persist) {
-        /* Persistent grid: G workgroups over the units (row block, step),
-         * q or q+1 each; a row block meets at most ceil(S/q)+1 of their
-         * ranges, hence the slots of d_c partials. G: about the workgroups
-         * the device holds at once (VEC_PERSIST_PER_SM per multiprocessor). */
-        const uint32_t tt = VEC_TT * pl.v->gpl;
-        const uint64_t n_steps = (L + 4 + tt - 1) / tt;
-        p.n_cb = (p.di + pl.v->cb - 1) / pl.v->cb;
-        const uint64_t units = n_steps * p.n_cb * p.ns;
-        uint64_t G = pl.wgs ? pl.wgs : (uint64_t)sms * VEC_PERSIST_PER_SM;
-        if (!G) G = VEC_WGS;
-        if (G > units) G = units;
-        const uint64_t q = units / G, slots = (n_steps + q - 1) / q + 1;
-        /* v32f takes one sequence, and ranges that meet at most 32 row
-         * blocks (its counts); else v32p, the same walk. */
-        if (pl.v->fuse && (p.ns != 1 || (q + 1) / n_steps + 2 > 32))
-            pl.v = vec_named(VEC_PERSIST_REDUCE);
-        p.n_wg = (uint32_t)G;
-        p.n_tiles = (uint32_t)(slots < G ? slots : G);
-        /* Past 32-bit unit indices (or too many partials): the chunked one. */
-        if (units > UINT32_MAX || (uint64_t)p.n_tiles * p.ns * p.di * p.dc * sizeof(float) >
-                                      dev->props.limits.maxStorageBufferRange)
-            pl.v = vec_named(VEC_DEFAULT);
-        if (!pl.v->persist && !vec_fits(pl.v, dev, &p)) pl.v = vec_named(VEC_SMALL);
-        if (!pl.v->persist && !vec_fits(pl.v, dev, &p)) pl.v = NULL;
+    const struct vkg_vk_conv_shape s = conv_shape(enc, node);
+    const uint32_t sms = s.back ? device_sm_count(dev) : 0;
+    struct vkg_vk_conv_plan pl;
+    if (!vkg_vk_conv_plan_make(&s, &dev->limits, &dev->tuning.conv, sms, &pl))
+        return VKG_STATUS_UNSUPPORTED;
+    struct vkg_conv_push p = conv_push(enc, node, &s, &pl);
+    const struct vkg_tensor *t[6] = {node->src[0], node->src[1], node->src[2], node, NULL, NULL};
+    uint32_t gx, gy;
+    vkg_vk_grid(enc, pl.workgroups, &gx, &gy);
+    if (!s.back) {
+        const struct vkg_tensor *tf[3] = {node->src[0], node->src[1], node};
+        return vkg_vk_dispatch(enc, &k_forward, NULL, 0, tf, 3, &p, gx, gy, 1);
     }
-    if (pl.v && pl.v->persist) {
-        pl.w = NULL; /* p.n_wg, p.n_tiles set above */
-    } else if (pl.v) {
-        /* Chunks of as many steps as give about VEC_WGS workgroups (or
-         * conv.workgroups; fewer steps, more partials), equal in length. */
-        const uint32_t tt = VEC_TT * pl.v->gpl;
-        const uint32_t n_steps = (L + 4 + tt - 1) / tt;
-        p.n_cb = (p.di + pl.v->cb - 1) / pl.v->cb;
-        const uint64_t work = (uint64_t)n_steps * p.n_cb * p.ns, target = pl.wgs ? pl.wgs : VEC_WGS;
-        uint32_t steps = work / target > VEC_STEPS_MAX ? VEC_STEPS_MAX : (uint32_t)(work / target);
-        if (!steps) steps = 1;
-        const uint32_t n_ch = (n_steps + steps / 2) / steps;
-        p.n_tiles = n_ch > 0 ? n_ch : 1;
-        p.clen = (n_steps + p.n_tiles - 1) / p.n_tiles;
-        p.n_tiles = (n_steps + p.clen - 1) / p.clen;
-        pl.w = NULL;
-    } else if (pl.w) {
-        /* Chunks of about WALK_CHUNK positions, equal in length. */
-        const uint32_t n_ch = (L + WALK_CHUNK / 2) / WALK_CHUNK;
-        p.n_tiles = n_ch > 0 ? n_ch : 1;
-        p.clen = (L + p.n_tiles - 1) / p.n_tiles;
-        p.n_tiles = (L + p.clen - 1) / p.clen;
-        p.n_cb = (p.di + pl.w->cb - 1) / pl.w->cb;
-    } else {
-        p.n_tiles = (L + CONV_TC - 1) / CONV_TC;
-        p.n_cb = (p.di + CONV_CB - 1) / CONV_CB;
+    t[4] = vkg_vk_scratch(enc, pl.scratch_bytes);
+    if (!t[4]) return VKG_STATUS_OUT_OF_MEMORY;
+    p.off_p = vkg_vk_elem_offset(enc, t[4]);
+    if (pl.counters) {
+        t[5] = vkg_vk_counters(enc, pl.counters);
+        if (!t[5]) return VKG_STATUS_OUT_OF_MEMORY;
+        p.pad1 = vkg_vk_elem_offset(enc, t[5]); /* OFF_CNT of ssm_conv_vec.comp */
     }
-    const bool direct = (pl.v || pl.w) && !(pl.v && pl.v->persist) && p.n_tiles * p.ns == 1;
-    /* A direct walk writes no partials; bind a small region all the same. */
-    const size_t pbytes =
-        direct ? sizeof(float) : (size_t)p.n_tiles * p.ns * p.di * p.dc * sizeof(float);
-    const struct vkg_tensor *part = vkg_vk_scratch(enc, pbytes);
-    if (!part) return VKG_STATUS_OUT_OF_MEMORY;
-    p.off_p = vkg_vk_elem_offset(enc, part);
-
-    const struct vkg_tensor *t1[6] = {sx, c, g, node, part, NULL};
-    const bool fuse = pl.v && pl.v->fuse; /* fuse implies persist */
-    if (fuse) {
-        /* One counter per channel block (ssm_conv_vec.comp's FUSE). */
-        t1[5] = vkg_vk_counters(enc, p.n_cb);
-        if (!t1[5]) return VKG_STATUS_OUT_OF_MEMORY;
-        p.pad1 = vkg_vk_elem_offset(enc, t1[5]); /* OFF_CNT */
-    }
-    vkg_vk_grid(enc, pl.v && pl.v->persist ? p.n_wg : (uint64_t)p.n_cb * p.n_tiles * p.ns, &gx,
-                &gy);
-    if (pl.v) {
-        const uint32_t spec[1] = {p.dc};
-        st = vkg_vk_dispatch(enc, pl.v->k, spec, 1, t1, fuse ? 6 : 5, &p, gx, gy, 1);
-    } else if (pl.w) {
-        const uint32_t spec[1] = {p.dc};
-        st = vkg_vk_dispatch(enc, pl.w->k, spec, 1, t1, 5, &p, gx, gy, 1);
-    } else {
-        const uint32_t spec[1] = {(uint32_t)conv_back_shared_floats(p.dc)};
-        st = vkg_vk_dispatch(enc, &k_back_main, spec, 1, t1, 5, &p, gx, gy, 1);
-    }
-    if (st != VKG_STATUS_OK || direct || fuse) return st;
+    const uint32_t spec[1] = {pl.spec};
+    enum vkg_status st =
+        vkg_vk_dispatch(enc, &k_main[pl.kernel], spec, 1, t, pl.counters ? 6 : 5, &p, gx, gy, 1);
+    if (st != VKG_STATUS_OK || !pl.reduce) return st;
     vkg_vk_barrier(enc);
-    const struct vkg_tensor *t2[2] = {part, node};
-    vkg_vk_grid(enc, ((uint64_t)p.di * p.dc + CONV_WG - 1) / CONV_WG, &gx, &gy);
-    return vkg_vk_dispatch(enc, &k_back_reduce, NULL, 0, t2, 2, &p, gx, gy, 1);
+    const struct vkg_tensor *t2[2] = {t[4], node};
+    vkg_vk_grid(enc, pl.reduce_workgroups, &gx, &gy);
+    return vkg_vk_dispatch(enc, &k_reduce, NULL, 0, t2, 2, &p, gx, gy, 1);
 }
 
 const struct vkg_vk_op_family vkg_vk_family_ssm_conv = {
@@ -432,10 +468,15 @@ const struct vkg_vk_op_family vkg_vk_family_ssm_conv = {
     .encode = conv_encode,
 };
 
-/* ---- tuning ---- */
+/* ---- tuning ---------------------------------------------------------------- */
+
 static const char *const conv_kernel_names[] = {
-    "auto", "tiled", "walk", "walk_d4", "vec_128", "vec_256", "vec_persistent",
-    "vec_persistent_fused", NULL};
+    "auto",    "tiled",   "walk",           "walk_d4",
+    "vec_128", "vec_256", "vec_persistent", "vec_persistent_fused",
+    NULL};
+_Static_assert(sizeof conv_kernel_names / sizeof conv_kernel_names[0] ==
+                   VKG_VK_CONV_KERNEL_COUNT + 1,
+               "a name per enum vkg_vk_conv_kernel");
 const struct vkg_vk_tune_key vkg_vk_conv_tune_keys[] = {
     VKG_VK_TUNE_ENUM(struct vkg_vk_conv_tuning, kernel, conv_kernel_names,
                      "SSM_CONV_BACK's kernel for every node (auto: by shape and device)"),
