@@ -26,9 +26,9 @@ layout(constant_id = 1) const uint SH = 1;
 layout(constant_id = 2) const uint SG = 32;
 layout(constant_id = 3) const uint CT = 32;
 // CHAN_FIX: DSL, NL, KS and VP as compile-time constants (-DFIX_DSL=...).
-// The register arrays are sized by these; measured on the H200, arrays sized
-// by specialization constants were not kept in registers (the generic build
-// ran ~20x slower), so the hot configurations are built fixed.
+// The register arrays are sized by these: arrays sized by specialization
+// constants are not kept in registers by every driver, so the configurations
+// GPUs run are built fixed.
 #if defined(CHAN_FIX)
 const uint DSL = FIX_DSL;
 const uint NL = FIX_NL;

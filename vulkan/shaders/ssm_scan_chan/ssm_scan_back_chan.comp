@@ -1,50 +1,40 @@
 #version 450
 // SSM_SCAN_BACK, Mamba-1 form (SPEC §3), parallel over time, the states of a
 // channel in the registers of NL lanes (common/ops_ssm_scan_chan.glsl has the
-// layout). Per element (channel, n) the forward is s_t = a_t s_{t-1} + b_t
-// (b_t = B_t x_t dt'_t) and the adjoint, written with mu_t = a_t lambda_t,
-//   lambda_t = mu_{t+1} + c_t (c_t = g_y,t C_t, mu_T = g_S),   mu_t = a_t lambda_t,
-// so both walks of a chunk [t0, t1) are affine in what enters them with the
-// same factor P = prod a:  s_{t1-1} = P s_{t0-1} + E,  mu_{t0} = P mu_{t1} + G.
-// The gradient terms per token: d_x = dt' sum_n lambda B; w_n = mu_t s_{t-1}
-// (= da a of the SPEC); d(dt') = sum_n A_n w_n + x sum_n lambda B; d_A[n] +=
-// w_n dt'; d_B[n] += lambda x dt'; d_C[n] += g_y s_t; d_s += mu_0.
+// layout; ops/ssm_scan_back_chan.md the design). Per element (channel, n) the
+// forward is s_t = a_t s_{t-1} + b_t (a_t = exp(dt'_t A_n), b_t = B_t x_t dt'_t)
+// and the adjoint lambda_t = mu_{t+1} + c_t (c_t = g_y,t C_t, mu_T = g_S),
+// mu_t = a_t lambda_t, so both walks of a chunk [t0, t1) are affine in what
+// enters them with the same factor P = prod a:
+//   s_{t1-1} = P s_{t0-1} + E,   mu_{t0} = P mu_{t1} + G.
+// Per token: d_x = dt' sum_n lambda B; w_n = mu_t s_{t-1}; d(dt') = sum_n A_n w_n
+// + x sum_n lambda B; d_A[n] += w_n dt'; d_B[n] += lambda x dt'; d_C[n] +=
+// g_y s_t; d_s += mu_0.
 //
-// CHAN_SUM    a workgroup per (channel block, chunk, sequence): E, G and the
-//             chunk's sum of dt' (P = exp(A S), formed where needed); with
-//             SCK (flags) also E and the sum of dt' at each sub-chunk end.
-// CHAN_CARRY  per (channel, n, sequence) CG lanes, each owning a run of
-//             chunks: each composes its run, the runs' composites are chained
-//             through shared memory, then each walks its run up (E becomes the
-//             state entering each chunk) and down (G becomes mu leaving it).
-//             mu_0 = a_0 lambda_0 goes to a partial for d_s.
-// CHAN_BACK   a workgroup per (channel block, chunk, sequence): replays the
-//             chunk from its entry state keeping a checkpoint per KS-token
-//             sub-chunk in shared memory (SCK: forms each sub-chunk's start
-//             as exp(A S) s_entry + E from CHAN_SUM's instead, no replay),
-//             then per sub-chunk from the last replays it again into
-//             registers (the states; the decays are formed again on the
-//             way back) and walks it backwards, fetching the next
-//             sub-chunk's inputs as its tokens are done. Per
-//             token: the sums over n inside the lanes plus NL-1
-//             shuffles; d_B / d_C summed over the subgroup's channels by a
-//             reduce-scatter (shuffle butterfly: each lane ends with its share
-//             of the 2*DSL values, summed), written as partials per subgroup
-//             or (CHAN_WGSUM) added over the workgroup's subgroups through
-//             shared memory per sub-chunk and written per workgroup.
-//             Memory for replayed states: CT / KS checkpoints per lane, in
-//             shared memory; the chunk count only sizes E, G, S.
-// ONE (flags): a sequence of one chunk skips CHAN_SUM and CHAN_CARRY;
-//             CHAN_BACK starts from the initial state and g_S and leaves mu_0.
-// Padding    tokens past a chunk's end (the last chunk of a sequence) are
-//             walked with dt' = 0 (decay exactly 1) and g_y = 0: no-ops, so
-//             the unrolled token loops hold no per-token branch.
-// CHAN_FIX   DSL, NL, KS as compile-time constants (see the common file).
+// CHAN_SUM    per (channel block, chunk, sequence): E, G and the chunk's sum of
+//             dt' S (P = exp(A S)); with SCK (flags) also E and S at each
+//             sub-chunk end.
+// CHAN_CARRY  per (channel, n, sequence) CG lanes, each a run of chunks: runs
+//             composed, composites chained through shared memory, then each
+//             run walked up (E becomes the state entering each chunk) and down
+//             (G becomes mu leaving it); mu_0 goes to a partial for d_s.
+// CHAN_BACK   per (channel block, chunk, sequence): per KS-token sub-chunk from
+//             the last, the states replayed into registers from the
+//             sub-chunk's start (SCK: exp(A S) s_entry + E from CHAN_SUM;
+//             else a checkpoint per sub-chunk in shared memory), then walked
+//             back while the next sub-chunk's inputs are fetched. Sums over n
+//             in the lanes plus NL-1 shuffles; d_B / d_C over the subgroup's
+//             channels by a reduce-scatter, then over the workgroup's
+//             subgroups through shared memory: one partial per workgroup.
+// CHAN_REDUCE an invocation per output of d_A, d_B / d_C and d_s: the partials
+//             added in a fixed order. No atomics: deterministic.
+// ONE (flags) a sequence of one chunk skips CHAN_SUM and CHAN_CARRY; CHAN_BACK
+//             starts from the initial state and g_S and leaves mu_0.
+// Padding     tokens past a chunk's end are walked with dt' = 0 (decay exactly
+//             1) and g_y = 0: no-ops, so unrolled token loops hold no branch.
+// CHAN_FIX    DSL, NL, KS as compile-time constants (see the common file).
 // Error: each output is the reference's fp32 recurrence and sums; the chunk
 // composites (P, E, G) add a few roundings per chunk boundary.
-// CHAN_REDUCE an invocation per output of d_A, d_B / d_C and d_s: adds the
-//             partials over chunks and sequences / channel subgroups in a
-//             fixed order. No atomics: the op is deterministic.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : enable
 #extension GL_KHR_shader_subgroup_basic : enable
@@ -148,9 +138,7 @@ float chan_ld_gy(uint ch, uint t, uint q) {
 
 // CHAN_BACK's token inputs, as loaded: dt' is formed from dt where the
 // token is used (scan_softplus), not where it is fetched, as arithmetic on
-// a fetched value waits for its load right there. (Until round 22 CHAN_SUM
-// kept dt' in scratch for CHAN_BACK: 50 MB more traffic at 1536 x 4096,
-// and slower on the H200; ops/ssm_scan_back_chan.c has the measurements.)
+// a fetched value waits for its load right there.
 ChanTok chan_token(uint ch, uint t, uint q) {
     ChanTok k;
     k.dt = chan_ld_dt(ch, t, q);
@@ -168,8 +156,7 @@ const uint TB = 8u; // tokens per batch of loads
 // chunk) as loaded: dt, x and g_y. The next batch is fetched while one
 // computes; its dt' and the no-op masking past the chunk (dt' and g_y 0, see
 // the head) are formed when it is used, as arithmetic on a fetched value
-// would wait for its load right there (H200, 1536 x 4096 tokens: CHAN_SUM
-// 0.117 -> 0.083 ms against loading each batch when it is used).
+// would wait for its load right there.
 void chan_sum_fetch(ChanWg wg, uint chc, uint tb, out float dtv[TB], out float xv[TB],
                     out float gyv[TB]) {
     [[unroll]] for (uint u = 0; u < TB; u++) {
@@ -477,8 +464,7 @@ void main() {
     // tokens per token walked back over the first half (the next replay's
     // first tokens first), the SCK start partials after the first. The
     // registers this needs come from the decays, formed again in the walk
-    // back instead of kept from the replay (either change alone was slower
-    // on the H200; ops/ssm_scan_back_chan.c has the measurements).
+    // back instead of kept from the replay (the design note says why).
     const uint CHAN_RW = KS % 2u == 0u ? 2u : 1u; // tokens fetched per token walked back
     float dtN[KS], xN[KS], gyN[KS], eN[DSL], sN = 0.0;
     chan_load(wg, chc, n_sub - 1u, dtN, xN, gyN);
@@ -551,8 +537,7 @@ void main() {
             // The outputs formed outside the branch: it holds stores only.
             // Every lane of a channel holds both sums: with NL > 1 its
             // first lane writes d_x and its second d_dt, one store each and
-            // no branch on the lane (one lane writing both, and the fetch
-            // below behind a branch on m, read 2-3% slower on the H200).
+            // no branch on the lane (nor on m for the fetch below).
             const float o_x = dtpK[k] * dxs;
             const float o_dt = fma(xK[k], dxs, dds) * scan_softplus_grad(dtK[k]);
             if (act && (NL <= 2u || part < 2u) && tt < wg.len) {
