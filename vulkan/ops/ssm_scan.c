@@ -1,73 +1,36 @@
-/* ops/ssm_scan.c — SSM_SCAN and SSM_SCAN_BACK, both forms (SPEC §3).
+/* ops/ssm_scan.c — SSM_SCAN and SSM_SCAN_BACK, both forms (SPEC §3 SSM_SCAN,
+ * SSM_SCAN_BACK):
+ *   s_t = exp(dt'_t A) s_{t-1} + B_t x_t dt'_t,   y_t = C_t . s_t,   dt' = softplus(dt),
+ * and the backward through the adjoint lambda_t = dL/ds_t, walked downwards.
+ * Design, figures and what was tried: ssm_scan.md.
  *
- * Kernels: shaders/ssm_scan_lanes.comp and shaders/ssm_scan.comp (forward),
- * shaders/ssm_scan_back.comp; the shared design is in
- * shaders/common/ops_ssm_scan.glsl.
+ * Paths (the plan picks one; supports_op and recording use the same plan):
+ *   forward, lanes     ssm_scan_lanes.comp: a row's states in registers over
+ *                      up to 32 invocations; d_state <= 512.
+ *   forward, rows      ssm_scan.comp: a workgroup walks RB rows, their states
+ *                      in shared memory; every d_state up to the limit.
+ *   backward           first offered to the Mamba-2 matrix form and the
+ *                      Mamba-1 channel path (ssm_scan_paths.h); else
+ *     chunked          SCAN_CSUM, SCAN_CARRY, SCAN_CBACK (ssm_scan_back.comp):
+ *                      parallel over time, d_state <= 256 where it fits;
+ *     rows             SCAN_MAIN: one workgroup walks the whole sequence.
+ *   then SCAN_REDUCE adds the partials in a fixed order.
  *
- * Forward, lanes path (taken whenever d_state <= 512): states in registers,
- * a power-of-two NL <= 32 invocations per row along d_state, WG / NL rows
- * per workgroup, tokens staged CT at a time (3 barriers per chunk), y summed
- * over the lanes through shared memory in a fixed order (scan_lanes_plan).
- *
- * Forward past that, and the backward's row-block path (SCAN_MAIN): a workgroup owns
- * RB rows (head, channel) of one group of one sequence and walks every token
- * with their RB*d_state states in shared memory; RB is the largest block the
- * device's shared memory holds (capped), so every d_state from 1 up to the
- * shared-memory limit runs, Mamba-1's 16 included:
- *   forward:  (7 + 2*d_state)*RB + 2*d_state floats
- *   backward: (7 + 7*d_state)*RB + 2*d_state floats
- * => d_state <= (maxComputeSharedMemorySize/4 - 7) / 4 (forward) or / 9
- * (backward): 2046 / 909 at 32 KiB, 3070 / 1364 at 48 KiB. Past it the node
- * is refused naming "shared memory" (the limit the conformance tables expect).
- * Both serial walks (the forward, and the backward's row-block walks) are
- * recorded as several dispatches of a window of tokens or chunks each
- * (scan_windows), sized from an upper bound of the loop rounds per token
- * (scan_row_iters) so that one invocation never loops more than the
- * device's budget (scan_loop_budget): llvmpipe silently ends every loop of
- * a shader past 65535 iterations in total, which cut long sequences short
- * (y unwritten, wrong final states; unwritten d_x, wrong d_s) when a whole
- * walk was one dispatch. Between windows a workgroup's carried values stay
- * in memory (forward: the states in the final-states output, which only
- * that workgroup touches; backward: its scratch) and the walk's cursor in
- * its scratch.
- *
- * Backward, chunked path (parallel over time; taken whenever it fits, which
- * on the devices seen so far is every d_state <= 182 on 32 KiB and <= 256 on
- * 48 KiB): SCAN_CSUM summarises every CT-token chunk of every element (its
- * scan from zero and its decay product, both directions), SCAN_CARRY walks
- * the chunks of each element to get the state entering and the adjoint
- * leaving each chunk, SCAN_CBACK replays each chunk from those and produces
- * the gradient terms. Scratch: 4 floats per element per chunk (2 for
- * Mamba-2, whose decay is per row) — memory bounded by the chunk count; the
- * replayed states stay in registers.
- *
- * SCAN_CBACK's per-token row sums over n go through a subgroup
- * reduce-scatter when the device has shuffles and d_state fits the
- * subgroup (scan_shuffle_size): one barrier per token instead of two, no
- * segment sums; else through shared memory.
- *
- * Both paths then run SCAN_REDUCE (partials over row blocks, channels,
- * chunks and sequences, in a fixed order; Mamba-2's d_A, a long sum per
- * head, by one workgroup per head and a tree).
- *
- * Defaults are the best measured on the H200 (numbers at each constant).
- * Environment knobs, for measuring alternatives (read at each encode):
- * VKG_TUNE_SCAN_FWD=0 (row-block forward), VKG_TUNE_SCAN_KT / _WG (lanes
- * forward chunk tokens / workgroup size), VKG_TUNE_SCAN_FSG=1 (its y by
- * shuffles), VKG_TUNE_SCAN_WGMIN / _CTMAX (chunk length choice),
- * VKG_TUNE_SCAN_RS / _CWG (chunked backward rows per invocation, workgroup
- * size), VKG_TUNE_SCAN_SG=0 / _PF=0 / _ATREE=0 (shared-memory row sums,
- * unprefetched staging, serial d_A sum), VKG_TUNE_SCAN_ONE=N (sequences up
- * to N tokens as one chunk: SCAN_CBACK without SCAN_CSUM and SCAN_CARRY;
- * slower at the demo size, so off). Every setting gives correct results.
- * (Per-stage times at the demo size, measured with a since-removed knob
- * that recorded one stage alone: CSUM 25, CARRY 14.5, CBACK 41, REDUCE
- * 11.4 µs, before the chunk-length rule changed.) No atomics: the op is
- * deterministic. The scratch must fit maxStorageBufferRange per binding,
- * else the chunked path is not taken and the row-block path's own check
- * ("buffer size") applies. ids are read back and checked before recording
- * (an id outside [0, n_slots) is INVALID_ARGUMENT).
- */
+ * Invariants:
+ *   - Row-block shared memory: (7 + 2 d_state) RB + 2 d_state floats
+ *     forward, (7 + 7 d_state) RB + 2 d_state backward; past RB = 1 the node
+ *     is refused naming "shared memory", as the conformance tables expect.
+ *   - Scratch fits one binding (maxStorageBufferRange) or the node is
+ *     refused naming "buffer size"; the chunked path is skipped when its
+ *     scratch does not fit.
+ *   - No invocation of a serial walk loops past a budget (llvmpipe silently
+ *     ends loops at 65535 rounds in all): the walks are recorded as windows
+ *     of tokens or chunks, one dispatch each, carrying state through memory.
+ *   - No atomics, fixed summation orders: results are deterministic.
+ *   - The ids are read back and checked before recording (an id outside
+ *     [0, n_slots) is INVALID_ARGUMENT).
+ * Tuning: struct vkg_vk_scan_tuning (ssm_scan_plan.h), VKGRAD_TUNING keys
+ * "scan.*"; no knob changes a result. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,9 +102,7 @@ enum {
     SCAN_KS = 4,         /* tokens per staged sub-chunk */
     SCAN_CKMAX = 32,     /* sub-chunks per chunk */
     SCAN_C_DS_MAX = 256, /* d_state invocations along n, at most the workgroup */
-    /* Shorten chunks until this many workgroups (or KS tokens). 256 beat
-     * 2048, 512, 128 and 64 on the H200 (demo shape 83 -> 58 us; Mamba-1
-     * 1536 x 4096 0.93 -> 0.77 ms; Mamba-2 4096 tokens unchanged). */
+    /* Shorten chunks until this many workgroups (or KS tokens). */
     SCAN_C_WG_MIN = 256,
 };
 
@@ -387,11 +348,8 @@ static bool scan_chunk_plan(const struct vkg_vk_device *dev, const struct scan_p
                             struct scan_cplan *cp) {
     const struct vkg_vulkan_device_info *info = vkg_vk_device_info(dev);
     const struct vkg_scan_dims *d = &pl->d;
-    /* Workgroup size and rows per invocation, as measured best on the H200:
-     * 4 rows for small d_state (Mamba-1 1536 x 4096: 0.77 -> 0.72 ms; 8 was
-     * better at d_state 128), 512 invocations for long Mamba-2-sized runs
-     * (64 heads x 4096 tokens: 8.08 -> 7.81 ms; shorter ones were measured
-     * at 256 only). Knobs VKG_TUNE_SCAN_CWG, VKG_TUNE_SCAN_RS. */
+    /* Workgroup size and rows per invocation (auto: 4 rows up to d_state
+     * 32, 512 invocations for long runs from d_state 64; ssm_scan.md). */
     uint32_t lim = info->max_workgroup_invocations;
     if (dev->props.limits.maxComputeWorkGroupSize[0] < lim)
         lim = dev->props.limits.maxComputeWorkGroupSize[0];

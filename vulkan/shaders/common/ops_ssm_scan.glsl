@@ -7,7 +7,7 @@
 // elements e = r*d_state + n (r < RB) live in shared memory; invocation i
 // always handles the elements e = i, i+WG, ... so an element's private
 // scratch (checkpoints, replayed states) is only touched by one invocation.
-// Nothing depends on the subgroup size; all sums run in a fixed order.
+// All sums run in a fixed order.
 //
 // Specialization constants: 0 WG (local size), 1 SH (shared floats), 2 RB
 // (rows per workgroup), 3 CT (tokens per checkpoint chunk), 4 MAMBA1; the
