@@ -58,62 +58,32 @@ run "conv: 16-byte kernel, 256-position steps, chunks of several steps" 'ssm_con
 run "conv: 16-byte kernel, 128-position steps" 'ssm_conv*' VKGRAD_TUNING=conv.kernel=vec_128
 run "conv: generic walk at d_conv 4" 'ssm_conv*' VKGRAD_TUNING=conv.kernel=walk
 run "scan Mamba-2: chunked recurrence" 'ssm_scan_back.mamba2*' VKGRAD_TUNING=scan.ssd_path=off
-run "scan Mamba-2: matrix form at every length" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1
-run "scan Mamba-2: matrix form, big-grid layout" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 \
-  VKG_TUNE_SSD_SPLIT=0 VKG_TUNE_SSD_KPRE=1 VKG_TUNE_SSD_Q=64 VKG_TUNE_SSD_KT=8
-run "scan Mamba-2: matrix form, big-grid layout with the 8x4-block kernel" 'ssm_scan_back.mamba2*' \
-  VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_SPLIT=0 VKG_TUNE_SSD_KPRE=1 VKG_TUNE_SSD_Q=64 VKG_TUNE_SSD_KT=8 \
-  VKG_TUNE_SSD_P2W=1 VKG_TUNE_SSD_WMAP=1 VKG_TUNE_SSD_K2=1 VKG_TUNE_SSD_TRI=1 VKG_TUNE_SSD_CG=16
-run "scan Mamba-2: matrix form, mid-grid layout" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 \
-  VKG_TUNE_SSD_SPLIT=0 VKG_TUNE_SSD_Q=32 VKG_TUNE_SSD_KT=16
-run "scan Mamba-2: matrix form, cross-head sums (XH)" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 \
-  VKG_TUNE_SSD_XH=1
-run "scan Mamba-2: cross-head sums, split layout" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 \
-  VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=1 VKG_TUNE_SSD_KPRE=0
-run "scan Mamba-2: cross-head sums, big-grid layout with the 8x4-block kernel" 'ssm_scan_back.mamba2*' \
-  VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_SPLIT=0 VKG_TUNE_SSD_KPRE=1 VKG_TUNE_SSD_Q=64 VKG_TUNE_SSD_KT=8 \
-  VKG_TUNE_SSD_P2W=1 VKG_TUNE_SSD_WMAP=1 VKG_TUNE_SSD_K2=1 VKG_TUNE_SSD_TRI=1 VKG_TUNE_SSD_XH=1
-run "scan Mamba-2: cross-head state terms (XS), heads split over two workgroups, G fetched again for phase 3 (GK off)" \
-  'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
-  VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_NXS=2 VKG_TUNE_SSD_GK=0
-run "scan Mamba-2: cross-head state terms, k-step 8, one workgroup per group, scalar loads and rows, dots in shared memory" \
-  'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
-  VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_NXS=1 VKG_TUNE_SSD_XKT=8 VKG_TUNE_SSD_XV4=0 VKG_TUNE_SSD_XSH=0 \
-  VKG_TUNE_SSD_V4=0 VKG_TUNE_SSD_KPRE=0
-run "scan Mamba-2: cross-head state terms, 256 invocations at Q 64 (one row group, C / B rows in shared memory, k-step 16)" \
-  'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
-  VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_Q=64 VKG_TUNE_SSD_XWG=256
-run "scan Mamba-2: cross-head state terms, C / B rows in registers, k-step 32 (at any Q)" \
-  'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
-  VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_XCR=1 VKG_TUNE_SSD_XKT=32
-run "scan Mamba-2: cross-head state terms with G kept in shared memory for phase 3 (GK)" \
-  'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
-  VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_GK=1
-run "scan Mamba-2: GK with K formed in SSD_MAIN" \
-  'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
-  VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_GK=1 VKG_TUNE_SSD_KPRE=0
-run "scan Mamba-2: phase 3's lam and s_in tiles read as scalars (L4 off), with the cross-head state terms" \
-  'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
-  VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_L4=0
-run "scan Mamba-2: L4 off on the matrix form's defaults, every sequence length" 'ssm_scan_back.mamba2*' \
-  VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_L4=0
-run "scan Mamba-2: SSD_CARRY's two walks in invocations of their own (CSP), 16 chunks of loads in flight" \
-  'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_CHAIN=0 VKG_TUNE_SSD_CSP=1 VKG_TUNE_SSD_CG=16
-run "scan Mamba-2: CSP with 4 chunks of loads in flight" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 \
-  VKG_TUNE_SSD_CHAIN=0 VKG_TUNE_SSD_CSP=1 VKG_TUNE_SSD_CG=4
-run "scan Mamba-2: SSD_CARRY walks the chunks (CHAIN off), big-grid layout with the cross-head state terms" \
-  'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
-  VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_CHAIN=0
+run "scan Mamba-2: matrix form at every length" 'ssm_scan_back.mamba2*' VKGRAD_TUNING=ssd.min_tokens=1
+run "scan Mamba-2: matrix form, mid layout" 'ssm_scan_back.mamba2*' VKGRAD_TUNING=ssd.min_tokens=1,ssd.layout=mid
+run "scan Mamba-2: matrix form, big layout (wide phase 2 where Q 64 fits)" 'ssm_scan_back.mamba2*' \
+  VKGRAD_TUNING=ssd.min_tokens=1,ssd.layout=big
+run "scan Mamba-2: big layout, SSD_CARRY's two walks apart" 'ssm_scan_back.mamba2*' \
+  VKGRAD_TUNING=ssd.min_tokens=1,ssd.layout=big,ssd.carry_split=1
+run "scan Mamba-2: scalar rows (the grid where vec4 rows do not fit), every layout" 'ssm_scan_back.mamba2*' \
+  VKGRAD_TUNING=ssd.min_tokens=1,ssd.vec4=0
+run "scan Mamba-2: cross-head sums, small (split) layout" 'ssm_scan_back.mamba2*' \
+  VKGRAD_TUNING=ssd.min_tokens=1,ssd.layout=small,ssd.cross_heads=sums
+run "scan Mamba-2: cross-head sums, big layout" 'ssm_scan_back.mamba2*' \
+  VKGRAD_TUNING=ssd.min_tokens=1,ssd.layout=big,ssd.cross_heads=sums
+run "scan Mamba-2: cross-head state terms, big layout" 'ssm_scan_back.mamba2*' \
+  VKGRAD_TUNING=ssd.min_tokens=1,ssd.layout=big,ssd.cross_heads=terms
+run "scan Mamba-2: cross-head state terms, heads split over two workgroups" 'ssm_scan_back.mamba2*' \
+  VKGRAD_TUNING=ssd.min_tokens=1,ssd.layout=big,ssd.cross_heads=terms,ssd.head_splits=2
+run "scan Mamba-2: cross-head state terms, one workgroup per group, scalar rows" 'ssm_scan_back.mamba2*' \
+  VKGRAD_TUNING=ssd.min_tokens=1,ssd.layout=big,ssd.cross_heads=terms,ssd.head_splits=1,ssd.vec4=0
+run "scan Mamba-2: cross-head state terms, SSD_CARRY's two walks apart" 'ssm_scan_back.mamba2*' \
+  VKGRAD_TUNING=ssd.min_tokens=1,ssd.layout=big,ssd.cross_heads=terms,ssd.carry_split=1
 # CHAIN's waits on CPU devices: one llvmpipe thread runs workgroups one
 # after another in ticket order, so no wait can pass its loop budget.
-run "scan Mamba-2: SSD_SUM walks the chunks itself (CHAIN), every sequence length" \
-  'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_CHAIN=1 LP_NUM_THREADS=1
-run "scan Mamba-2: CHAIN with the cross-head state terms, big-grid layout" \
-  'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=1 VKG_TUNE_SSD_SPLIT=0 \
-  VKG_TUNE_SSD_XS=1 VKG_TUNE_SSD_CHAIN=1 LP_NUM_THREADS=1
-run "scan Mamba-2: SSD_MAIN's K loaded before the chunk setup (KEA), big-grid layout" \
-  'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_SPLIT=0 VKG_TUNE_SSD_KPRE=1 VKG_TUNE_SSD_KEA=1
-run "scan Mamba-2: cross-head sums off" 'ssm_scan_back.mamba2*' VKG_TUNE_SSD_MINTOK=1 VKG_TUNE_SSD_XH=0
+run "scan Mamba-2: SSD_SUM walks the chunks itself (CHAIN), every sequence length" 'ssm_scan_back.mamba2*' \
+  VKGRAD_TUNING=ssd.min_tokens=1,ssd.chain=1 LP_NUM_THREADS=1
+run "scan Mamba-2: CHAIN with the cross-head state terms, big layout" 'ssm_scan_back.mamba2*' \
+  VKGRAD_TUNING=ssd.min_tokens=1,ssd.layout=big,ssd.cross_heads=terms,ssd.chain=1 LP_NUM_THREADS=1
 run "scan Mamba-1: chunked recurrence" 'ssm_scan_back.mamba1*' VKGRAD_TUNING=scan.chan_path=off
 run "scan Mamba-1: channel path at every size" 'ssm_scan_back.mamba1*' VKGRAD_TUNING=chan.min_tokens=1
 # The default cases have at most 40 channels, one block of the walk: the

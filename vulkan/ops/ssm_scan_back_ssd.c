@@ -474,14 +474,15 @@ static bool ssd_main_fits(const struct vkg_vk_device *dev, uint64_t q, struct ss
 
 bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *node,
                           const struct vkg_scan_dims *d, enum vkg_status *st) {
-    if (d->mamba1 || vkg_vk_tune_int("VKG_TUNE_SCAN_SSD", 1) == 0) return false;
     const struct vkg_vk_device *dev = vkg_vk_encoder_device(enc);
+    const struct vkg_vk_ssd_tuning *tu = &dev->tuning.ssd;
+    if (d->mamba1) return false;
     const struct vkg_vulkan_device_info *info = vkg_vk_device_info(dev);
     if (info->max_workgroup_invocations < SSD_WG ||
         dev->props.limits.maxComputeWorkGroupSize[0] < SSD_WG)
         return false;
     if (d->d_state < 1 || d->head_dim < 1 || d->n_tok < 1 || d->n_seqs < 1) return false;
-    if ((int64_t)d->n_tok < vkg_vk_tune_int("VKG_TUNE_SSD_MINTOK", SSD_MIN_TOK)) return false;
+    if ((int64_t)d->n_tok < tu->min_tokens) return false;
 
     /* Defaults by grid size, c64 = (sequence, head, 64-token chunk)
      * triples, from the H200 (boundaries between the measured shapes):
@@ -492,23 +493,21 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
      * 8, then 16 x 16 scalar rows, then Q = 32. */
     const uint64_t c64 =
         (uint64_t)d->n_seqs * (uint64_t)d->n_head * (((uint64_t)d->n_tok + 63) / 64);
-    const bool small = c64 < SSD_SMALL_C64, mid = !small && c64 < SSD_MID_C64;
-    const uint64_t q_want = vkg_vk_tune_int("VKG_TUNE_SSD_Q", mid ? 32 : SSD_Q_MAX) >= 64 ? 64 : 32;
-    const int wg_knob = vkg_vk_tune_int("VKG_TUNE_SSD_WG", SSD_WG);
-    const bool v4_want = vkg_vk_tune_int("VKG_TUNE_SSD_V4", 1) != 0;
-    const uint32_t kt_want =
-        vkg_vk_tune_int("VKG_TUNE_SSD_KT", mid ? 16 : SSD_KT) >= 16 ? 16 : SSD_KT;
+    const int lay = tu->layout != VKG_VK_SSD_LAYOUT_AUTO ? tu->layout
+                    : c64 < SSD_SMALL_C64             ? VKG_VK_SSD_LAYOUT_SMALL
+                    : c64 < SSD_MID_C64               ? VKG_VK_SSD_LAYOUT_MID
+                                                      : VKG_VK_SSD_LAYOUT_BIG;
+    const bool small = lay == VKG_VK_SSD_LAYOUT_SMALL, mid = lay == VKG_VK_SSD_LAYOUT_MID;
+    const uint64_t q_want = mid ? 32 : SSD_Q_MAX;
+    const bool v4_want = tu->vec4 != 0;
+    const uint32_t kt_want = mid ? 16 : SSD_KT;
     uint64_t q = 0;
     struct ssd_grid gr = {16, 16, false, SSD_KT};
     for (uint64_t qc = q_want; qc >= 32 && !q; qc /= 2)
         for (uint32_t kt = kt_want; kt >= SSD_KT && !q; kt /= 2)
             for (int plain = 0; plain < 2 && !q; plain++) {
                 struct ssd_grid c = {16, 16, false, kt};
-                if (!plain && wg_knob >= 1024)
-                    c = (struct ssd_grid){32, 32, false, kt};
-                else if (!plain && wg_knob >= 512)
-                    c = (struct ssd_grid){32, 16, false, kt};
-                else if (!plain && v4_want)
+                if (!plain && v4_want)
                     c = (struct ssd_grid){(uint32_t)qc / 4, SSD_WG / ((uint32_t)qc / 4), true, kt};
                 if (ssd_main_fits(dev, qc, c)) q = qc, gr = c;
             }
@@ -525,14 +524,15 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
     /* Split SSD_MAIN: a workgroup per n tile of phase 2 and per p tile of
      * phase 3 of each chunk (roles), for grids too small to fill the GPU. */
     const uint64_t mnt = 4 * (uint64_t)gr.tcw;
-    const bool split = vkg_vk_tune_int("VKG_TUNE_SSD_SPLIT", small) != 0;
+    const bool split = small;
     const uint64_t nr = split ? (ds + mnt - 1) / mnt + (hd + mnt - 1) / mnt : 0;
     const uint64_t nr1 = nr ? nr : 1;
     /* sr: S and R per chunk, DC per chunk, DSQ per sequence, DAP per chunk
      * and role, DDT per token and role (split only). */
     /* XH: (M o Sg) B and (M o Sg)^T C summed over the heads of a group
      * first (SSD_XSUM), M o Sg per chunk and head and their terms in sr. */
-    const bool xh = vkg_vk_tune_int("VKG_TUNE_SSD_XH", c64 >= SSD_XH_C64) != 0 &&
+    const bool xh = (tu->cross_heads == VKG_VK_SSD_CROSS_AUTO ? c64 >= SSD_XH_C64
+                                                              : tu->cross_heads != VKG_VK_SSD_CROSS_OFF) &&
                     (q * (q + 1) + q * SSD_XSUM_NT) * sizeof(float) <= info->max_shared_memory;
     /* XS: the per-head state terms of d_C and d_B (G s_in^T, XD lam^T)
      * summed over heads by SSD_XC (long-k products over head x p), with
@@ -546,19 +546,16 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
      * device allow (round 19). With them each invocation holds its C / B
      * row pieces in registers (xcr; 16 more), and the shared memory that
      * frees holds a k-step of 32. */
-    const uint32_t xwg = vkg_vk_tune_int("VKG_TUNE_SSD_XWG", 2 * SSD_XC_WG) >= 2 * SSD_XC_WG &&
-                                 q % 64 == 0 && info->max_workgroup_invocations >= 2 * SSD_XC_WG &&
+    const uint32_t xwg = q % 64 == 0 && info->max_workgroup_invocations >= 2 * SSD_XC_WG &&
                                  dev->props.limits.maxComputeWorkGroupSize[0] >= 2 * SSD_XC_WG
                              ? 2 * SSD_XC_WG
                              : SSD_XC_WG;
-    const uint32_t xcr = vkg_vk_tune_int("VKG_TUNE_SSD_XCR", xwg == 2 * SSD_XC_WG) != 0;
-    const int xkt_knob = vkg_vk_tune_int("VKG_TUNE_SSD_XKT", xcr ? 32 : SSD_XC_KT);
-    const uint64_t xkt = xkt_knob >= 32 && xcr ? 32 : xkt_knob >= 16 ? 16 : 8;
+    const uint32_t xcr = xwg == 2 * SSD_XC_WG;
+    const uint64_t xkt = xcr ? 32 : SSD_XC_KT;
     /* SSD_XC's row dots summed by subgroup shuffles (lanes 1 and 2 apart)
      * or in shared memory (4 barriers per head). */
     const uint32_t sg = dev->subgroup_fixed ? dev->subgroup_fixed : info->subgroup_size;
-    const uint32_t xsh =
-        dev->subgroup_shuffle && sg >= 4 && vkg_vk_tune_int("VKG_TUNE_SSD_XSH", 1) != 0;
+    const uint32_t xsh = dev->subgroup_shuffle && sg >= 4;
     /* SSD_XC's shared memory: staging (xsh 0: or the dots of the column
      * groups, if larger), C / B rows, xsh 1: a row group's warps' row
      * dots. */
@@ -571,16 +568,18 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
         hd % 4 == 0 && vkg_vk_elem_offset(enc, x) % 4 == 0 && vkg_vk_elem_offset(enc, g) % 4 == 0 &&
         vkg_vk_elem_stride(x->nb[1]) % 4 == 0 && vkg_vk_elem_stride(x->nb[2]) % 4 == 0 &&
         vkg_vk_elem_stride(x->nb[3]) % 4 == 0;
-    const uint32_t xv4 = xs_al && vkg_vk_tune_int("VKG_TUNE_SSD_XV4", 1) != 0;
-    const bool xs = vkg_vk_tune_int("VKG_TUNE_SSD_XS", c64 >= SSD_XS_C64) != 0 && xh && !split &&
+    const uint32_t xv4 = xs_al;
+    const bool xs = (tu->cross_heads == VKG_VK_SSD_CROSS_AUTO ? c64 >= SSD_XS_C64
+                                                              : tu->cross_heads == VKG_VK_SSD_CROSS_TERMS) &&
+                    xh && xsh && !split &&
                     ds <= SSD_XC_N && nc > 1 && xc_shared <= info->max_shared_memory;
     /* Head splits: enough workgroups to fill the GPU (SSD_XC_WGS), at most
      * one per head. xc_wg1: SSD_XC's workgroups per split, one per
      * (sequence, group, d_C or d_B, chunk); d_state is one 128-column tile
      * (xs needs ds <= SSD_XC_N: a head's dots are summed within a workgroup). */
     const uint64_t xc_wg1 = nq * ng * 2 * nc;
-    const int nxs_knob =
-        vkg_vk_tune_int("VKG_TUNE_SSD_NXS", (int)((SSD_XC_WGS + xc_wg1 - 1) / xc_wg1));
+    const int64_t nxs_knob =
+        tu->head_splits >= 0 ? tu->head_splits : (int64_t)((SSD_XC_WGS + xc_wg1 - 1) / xc_wg1);
     const uint64_t nxs = !xs                        ? 0
                          : nxs_knob < 1             ? 1
                          : (uint64_t)nxs_knob > hpg ? hpg
@@ -590,7 +589,7 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
                                (xh ? nq * nh * nc * q * q + 2 * nq * ng * nt * ds : 0) +
                                (xs ? 4 * nq * nh * nt : 0); /* XS: YZ[2] and FAC[2] per token */
     /* K = C B^T once per group (SSD_KMAT) instead of once per head. */
-    const bool kpre = vkg_vk_tune_int("VKG_TUNE_SSD_KPRE", !small) != 0;
+    const bool kpre = !small;
     const uint64_t bc_floats = 2 * nq * nh * nt * ds + (kpre ? nq * ng * nc * q * q : 0);
     const uint64_t range = dev->props.limits.maxStorageBufferRange;
     if (sr_floats * sizeof(float) > range || bc_floats * sizeof(float) > range ||
@@ -623,7 +622,7 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
     /* t[11]: CHAIN's counters, bound by SSD_SUM's chain build only. */
     const struct vkg_tensor *t[12] = {s, x, dt, A, B, C, ids, g, node, sr, bc, NULL};
     const uint32_t spec[2] = {SSD_WG, (uint32_t)q};
-    const uint32_t pf = vkg_vk_tune_int("VKG_TUNE_SSD_PF", 1) != 0;
+    const uint32_t pf = 1;
     /* Big grids (64 heads x 1024 / 4096 tokens on the H200) default to the
      * wide phase 2 with WMAP, K2 and TRI (SSD_MAIN 2.24 -> 2.03 ms at 4096
      * tokens) and 16 chunks of loads in flight in SSD_CARRY (0.197 -> 0.158
@@ -637,20 +636,20 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
      * staging (unpadded sms / smk, 128-column B tiles) fits. */
     const uint64_t stgw = 2 * (uint64_t)gr.kt * (q + 4) + 2 * (uint64_t)gr.kt * (SSD_P2W_N + 4);
     const bool p2w =
-        vkg_vk_tune_int("VKG_TUNE_SSD_P2W", big64) != 0 && gr.v4 && q == 64 && gr.trw == 16 &&
+        big64 && gr.v4 && q == 64 && gr.trw == 16 &&
         gr.tcw == 16 && kpre && !split &&
         (4 * q + stgw + 2 * q * q + 4 * q + SSD_NDOT) * sizeof(float) <= info->max_shared_memory;
     /* 8 x 4 blocks of invocations per 32 (vec4 grids only). */
-    const uint32_t wmap = vkg_vk_tune_int("VKG_TUNE_SSD_WMAP", big64 && p2w) != 0 && gr.v4 &&
+    const uint32_t wmap = p2w && gr.v4 &&
                           gr.trw % 8 == 0 && gr.tcw % 4 == 0 && (gr.trw * gr.tcw) % 32 == 0;
     /* Masked k-steps of the causal products skipped (WMAP's contiguous
      * rows and columns). */
-    const uint32_t tri = wmap && vkg_vk_tune_int("VKG_TUNE_SSD_TRI", big64 && p2w) != 0;
+    const uint32_t tri = wmap && p2w;
     /* The wide phase 2 as two passes (d_C, then d_B). */
-    const uint32_t p2s = p2w && vkg_vk_tune_int("VKG_TUNE_SSD_P2S", 0) != 0;
+    const uint32_t p2s = 0;
     /* Phases 1 and 3 at a k-step of 2 kt: their two tiles fit the staging
      * when a token row is no longer than a column row (QP <= SBP). */
-    const uint32_t k2 = vkg_vk_tune_int("VKG_TUNE_SSD_K2", big64 && p2w) != 0 &&
+    const uint32_t k2 = p2w &&
                         q + (gr.v4 ? 4 : 1) <= 4 * (uint64_t)gr.tcw + 4 && q % (2 * gr.kt) == 0;
     /* GK (with XS, the vec4 grid): the chunk's G kept in shared memory from
      * phase 1 for phase 3 (in M o Sg's array, which nothing reads with XS;
@@ -659,19 +658,18 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
      * op at all three measured shapes). */
     const uint64_t qs = p2w ? q : q + 4; /* the array's pitch (QS) */
     const uint32_t gk = xs && gr.v4 && hd <= mnt && hd <= qs &&
-                        (uint64_t)(gr.trw + gr.tcw) * q <= ssd_main_stg(q, gr) &&
-                        vkg_vk_tune_int("VKG_TUNE_SSD_GK", 1) != 0;
+                        (uint64_t)(gr.trw + gr.tcw) * q <= ssd_main_stg(q, gr);
     /* L4: phase 3's lam and s_in tiles as 16-byte pieces of the scratch
      * (whole and aligned where head_dim is a multiple of 4; with one chunk
      * they come from the inputs instead). On by default since round 18:
      * SSD_MAIN 0.795 -> 0.786 ms at 64 heads x 4096 tokens (134 registers
      * instead of 140), the op 0.4-0.9% faster at all three measured shapes. */
-    const uint32_t l4 = hd % 4 == 0 && nc > 1 && vkg_vk_tune_int("VKG_TUNE_SSD_L4", 1) != 0;
+    const uint32_t l4 = hd % 4 == 0 && nc > 1;
     /* KEA (with K from SSD_KMAT): SSD_MAIN loads its K elements before the
      * chunk setup, not after phase 1. On with the wide kernel, where it was
      * measured (round 21: SSD_MAIN 0.660 -> 0.642 ms at 64 heads x 4096
      * tokens). */
-    const uint32_t kea = kpre && vkg_vk_tune_int("VKG_TUNE_SSD_KEA", p2w) != 0;
+    const uint32_t kea = kpre && p2w;
     const uint32_t mspec[8] = {gr.trw * gr.tcw,
                                (uint32_t)q,
                                gr.trw,
@@ -710,9 +708,9 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
      * wrong). */
     const uint64_t n_chain = nq * nh * ntl * ptl;
     const bool chain_dflt =
-        big && n_chain >= SSD_CHAIN_MIN && !info->is_cpu && info->vendor_id == VKG_VENDOR_NVIDIA;
+        big && n_chain >= SSD_CHAIN_MIN && !info->is_cpu;
     const struct vkg_tensor *ctr = NULL;
-    if (!one && vkg_vk_tune_int("VKG_TUNE_SSD_CHAIN", chain_dflt) != 0) {
+    if (!one && (tu->chain < 0 ? chain_dflt : tu->chain != 0)) {
         ctr = vkg_vk_counters(enc, (uint32_t)(n_chain + 1));
         if (!ctr) {
             *st = VKG_STATUS_OUT_OF_MEMORY;
@@ -731,9 +729,9 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
     if (!one || kpre) vkg_vk_barrier(enc);
     if (!one && !ctr) {
         /* Chunks per group of loads in flight (1: one chunk ahead). */
-        const int cg = vkg_vk_tune_int("VKG_TUNE_SSD_CG", big ? 16 : 1);
+        const int cg = big ? 16 : 1;
         const uint32_t csp =
-            cg >= 4 && vkg_vk_tune_int("VKG_TUNE_SSD_CSP", nc >= 4 * (uint64_t)cg) != 0;
+            cg >= 4 && (tu->carry_split < 0 ? nc >= 4 * (uint64_t)cg : tu->carry_split != 0);
         vkg_vk_grid(enc, ((csp ? 2 : 1) * nq * nh * ds * hd + SSD_WG - 1) / SSD_WG, &gx, &gy);
         const uint32_t cspec[4] = {SSD_WG, (uint32_t)q,
                                    cg >= 16  ? 16u
@@ -782,8 +780,42 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
 }
 
 /* ---- tuning (placeholder until the family's knobs move here) ---- */
-const struct vkg_vk_tune_key vkg_vk_ssd_tune_keys[] = {{NULL, 0, 0, 0, NULL, NULL}};
+static const char *const layout_names[] = {"auto", "small", "mid", "big", NULL};
+static const char *const cross_names[] = {"auto", "off", "sums", "terms", NULL};
+#define SSD_KEY_INT(field, lo, hi, doc) VKG_VK_TUNE_INT(struct vkg_vk_ssd_tuning, field, lo, hi, doc)
+#define SSD_KEY_ENUM(field, names, doc)                                                            \
+    VKG_VK_TUNE_ENUM(struct vkg_vk_ssd_tuning, field, names, doc)
+const struct vkg_vk_tune_key vkg_vk_ssd_tune_keys[] = {
+    SSD_KEY_INT(min_tokens, 1, 1 << 30, "shortest sequence the matrix form takes (shorter ones "
+                                        "are mostly padding and take the recurrence)"),
+    SSD_KEY_ENUM(layout, layout_names,
+                 "auto (by chunk-heads of 64 tokens: small < 32, mid < 256, big), small (split "
+                 "SSD_MAIN, K per head), mid (Q 32, k-step 16), big (Q 64 where it fits, wide "
+                 "phase 2, SSD_CARRY 16 chunks in flight, CHAIN where allowed)"),
+    SSD_KEY_ENUM(cross_heads, cross_names,
+                 "sums over a group's heads: auto (both from 1024 chunk-heads), off, sums "
+                 "((M o Sg) terms by SSD_WSUM / SSD_XSUM), terms (those and the state terms by "
+                 "SSD_XC, where its conditions hold)"),
+    SSD_KEY_INT(vec4, 0, 1, "SSD_MAIN's grid of contiguous rows read as vec4 where it fits "
+                            "shared memory (0: strided scalar rows, as where it does not)"),
+    SSD_KEY_INT(head_splits, -1, 1 << 16, "SSD_XC's workgroups per group, each a share of the "
+                                          "heads; -1: auto, about 128 workgroups in all"),
+    SSD_KEY_INT(carry_split, -1, 1, "SSD_CARRY's forward and backward walks in invocations of "
+                                    "their own (big layout); -1: auto, from 64 chunks"),
+    SSD_KEY_INT(chain, -1, 1, "SSD_SUM walks the chunks itself, no SSD_CARRY; -1: auto, big "
+                              "layout from 96 chains; a CPU device defaults to 0 (its waits may "
+                              "pass llvmpipe's loop budget with several threads: NaN)"),
+    {NULL, 0, 0, 0, NULL, NULL},
+};
+
 void vkg_vk_ssd_tuning_defaults(struct vkg_vk_ssd_tuning *t, const struct vkg_vk_limits *lim) {
-    (void)lim;
-    t->unused = 0;
+    *t = (struct vkg_vk_ssd_tuning){
+        .min_tokens = SSD_MIN_TOK,
+        .layout = VKG_VK_SSD_LAYOUT_AUTO,
+        .cross_heads = VKG_VK_SSD_CROSS_AUTO,
+        .vec4 = 1,
+        .head_splits = -1,
+        .carry_split = -1,
+        .chain = lim->is_cpu ? 0 : -1,
+    };
 }

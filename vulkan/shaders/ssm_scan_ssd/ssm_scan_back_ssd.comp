@@ -1008,38 +1008,6 @@ void put_bw() {
         }
     }
 }
-// P2S (bit 3 of specialization constant 6): phase 2 in two passes, d_C
-// (ps 0) then d_B (ps 1), 8 x 4 blocks of one product per invocation (half
-// the accumulators of P2W; the same loads per FMA). A pass stages one A
-// tile (G or XD) and one B tile (s_in or lam, then B or C rows).
-#define P2S ((SFL & 8u) != 0u)
-void put_a_ps(uint ps) {
-    UNROLL for (uint k = 0; k < PFA; k++) {
-        const uint e = gl_LocalInvocationIndex + k * WG;
-        if (e < KT * Q)
-            SA1(e % KT, e / KT) = ps == 0u ? ra0[k] : ra1[k] * sdtp[e / KT];
-    }
-}
-// Stores s_in (ps 0) or lam (ps 1); returns the partial <s_in, lam> in pass 1.
-float put_slw_ps(uint ps) {
-    float d = 0.0;
-    UNROLL for (uint k = 0; k < PFW; k++) {
-        const uint e = gl_LocalInvocationIndex + k * WG;
-        if (e < KT * MNW) {
-            SBW1(e % KT, e / KT) = ps == 0u ? rw0[k] : rw1[k];
-            d = fma(rw0[k], rw1[k], d);
-        }
-    }
-    return ps == 0u ? 0.0 : d;
-}
-// Stores B rows (ps 0, for d_C) or C rows (ps 1, for d_B).
-void put_bw_ps(uint ps) {
-    UNROLL for (uint k = 0; k < PFW; k++) {
-        const uint e = gl_LocalInvocationIndex + k * WG;
-        if (e < KT * MNW)
-            SBW1(e / MNW, e % MNW) = ps == 0u ? rw0[k] : rw1[k];
-    }
-}
 #define NYZ 32u // column invocations of phase 2
 #else
 #define NYZ TCW
@@ -1099,7 +1067,7 @@ void main() {
             put_a_s(s, p0);
             barrier();
             const bool more = p0 + NSET * KS < p.hd;
-            if (PF != 0u && more)
+            if (more)
                 fetch_g_xd_s(s, q, h, t0, p0 + NSET * KS);
             if (!upper)
                 UNROLL for (uint kk = 0; kk < KS; kk++) {
@@ -1110,8 +1078,6 @@ void main() {
                             aS[i][j] = fma(a[i], b[j], aS[i][j]);
                 }
             barrier();
-            if (PF == 0u && more)
-                fetch_g_xd_s(s, q, h, t0, p0 + NSET * KS);
         }
     if (!need_k || (KEA && KPRE != 0u)) {
     } else if (KPRE != 0u) {
@@ -1122,7 +1088,7 @@ void main() {
             put_a(false);
             barrier();
             const bool more = n0 + KT < p.ds;
-            if (PF != 0u && more)
+            if (more)
                 fetch_cb(q, g, t0, n0 + KT);
             UNROLL for (uint kk = 0; kk < KT; kk++) {
                 float a[MRM], b[MC1];
@@ -1132,8 +1098,6 @@ void main() {
                         aK[i][j] = fma(a[i], b[j], aK[i][j]);
             }
             barrier();
-            if (PF == 0u && more)
-                fetch_cb(q, g, t0, n0 + KT);
         }
     }
     // Strict row / column partial sums of W = M o K o Sg, through sms / smk
@@ -1251,89 +1215,7 @@ void main() {
     float yi[8], zz[8];
     UNROLL for (uint i = 0; i < 8u; i++)
         yi[i] = zz[i] = 0.0;
-    for (uint n0 = n_lo; P2S && n0 < n_hi; n0 += MNW)
-        for (uint ps = 0; ps < 2u; ps++) {
-            vec4 aD[8];
-            UNROLL for (uint i = 0; i < 8u; i++)
-                aD[i] = vec4(0.0);
-            fetch_g_xd(q, h, t0, 0u);
-            fetch_slw(sbase, h, q, slot, n0, 0u);
-            for (uint p0 = 0; p0 < p.hd; p0 += KT) {
-                put_a_ps(ps);
-                dotp += put_slw_ps(ps);
-                barrier();
-                const bool more = p0 + KT < p.hd;
-                if (PF != 0u && more) {
-                    fetch_g_xd(q, h, t0, p0 + KT);
-                    fetch_slw(sbase, h, q, slot, n0, p0 + KT);
-                }
-                UNROLL for (uint kk = 0; kk < KT; kk++) {
-                    const vec4 a0 = stg4[kk * (QP / 4u) + r2], a1 = stg4[kk * (QP / 4u) + 8u + r2];
-                    const vec4 b = SBW1V(kk, c2);
-                    UNROLL for (uint i = 0; i < 4u; i++) {
-                        aD[i] = fma(vec4(a0[i]), b, aD[i]);
-                        aD[4u + i] = fma(vec4(a1[i]), b, aD[4u + i]);
-                    }
-                }
-                barrier();
-                if (PF == 0u && more) {
-                    fetch_g_xd(q, h, t0, p0 + KT);
-                    fetch_slw(sbase, h, q, slot, n0, p0 + KT);
-                }
-            }
-            UNROLL for (uint i = 0; i < 8u; i++) {
-                const uint t = (i / 4u) * 32u + r2 * 4u + i % 4u;
-                if (t0 + t < p.nt)
-                    UNROLL for (uint j = 0; j < 4u; j++) {
-                        const uint n = n0 + c2 * 4u + j;
-                        if (n < p.ds) {
-                            if (ps == 0u)
-                                yi[i] = fma(ld_C(n, g, t0 + t, q), aD[i][j], yi[i]);
-                            else
-                                zz[i] = fma(ld_B(n, g, t0 + t, q), aD[i][j], zz[i]);
-                        }
-                    }
-                aD[i] *= ps == 0u ? seL[t] : seR[t];
-            }
-            if (!XH)
-                fetch_bcw(q, g, t0, n0);
-            for (uint u0 = 0; !XH && u0 < Q; u0 += KT) {
-                put_bw_ps(ps);
-                barrier();
-                const bool more = u0 + KT < Q;
-                if (PF != 0u && more)
-                    fetch_bcw(q, g, t0 + u0 + KT, n0);
-                UNROLL for (uint kk = 0; kk < KT; kk++) {
-                    // (M o Sg) rows t for d_C from smk ((M o Sg)^T), columns
-                    // u for d_B from sms.
-                    vec4 m0, m1;
-                    if (ps == 0u) {
-                        m0 = smk4[(u0 + kk) * (QS / 4u) + r2];
-                        m1 = smk4[(u0 + kk) * (QS / 4u) + 8u + r2];
-                    } else {
-                        m0 = sms4[(u0 + kk) * (QS / 4u) + r2];
-                        m1 = sms4[(u0 + kk) * (QS / 4u) + 8u + r2];
-                    }
-                    const vec4 b = SBW1V(kk, c2);
-                    UNROLL for (uint i = 0; i < 4u; i++) {
-                        aD[i] = fma(vec4(m0[i]), b, aD[i]);
-                        aD[4u + i] = fma(vec4(m1[i]), b, aD[4u + i]);
-                    }
-                }
-                barrier();
-                if (PF == 0u && more)
-                    fetch_bcw(q, g, t0 + u0 + KT, n0);
-            }
-            const uint ob = ps == 0u ? nbc : 0u;
-            UNROLL for (uint i = 0; i < 8u; i++) {
-                const uint t = t0 + (i / 4u) * 32u + r2 * 4u + i % 4u;
-                if (t >= p.nt)
-                    continue;
-                const uint n = n0 + c2 * 4u;
-                bc_put4(ob + (qh * p.nt + t) * p.ds + n, n, aD[i]);
-            }
-        }
-    for (uint n0 = n_lo; !P2S && n0 < n_hi; n0 += MNW) {
+    for (uint n0 = n_lo; n0 < n_hi; n0 += MNW) {
         vec4 aC[8], aB[8];
         UNROLL for (uint i = 0; i < 8u; i++)
             aC[i] = aB[i] = vec4(0.0);
@@ -1344,7 +1226,7 @@ void main() {
             dotp += put_slw();
             barrier();
             const bool more = p0 + KT < p.hd;
-            if (PF != 0u && more) {
+            if (more) {
                 fetch_g_xd(q, h, t0, p0 + KT);
                 fetch_slw(sbase, h, q, slot, n0, p0 + KT);
             }
@@ -1361,10 +1243,6 @@ void main() {
                 }
             }
             barrier();
-            if (PF == 0u && more) {
-                fetch_g_xd(q, h, t0, p0 + KT);
-                fetch_slw(sbase, h, q, slot, n0, p0 + KT);
-            }
         }
         UNROLL for (uint i = 0; i < 8u; i++) {
             const uint t = (i / 4u) * 32u + r2 * 4u + i % 4u;
@@ -1385,7 +1263,7 @@ void main() {
             put_bw();
             barrier();
             const bool more = u0 + KT < Q;
-            if (PF != 0u && more)
+            if (more)
                 fetch_bcw(q, g, t0 + u0 + KT, n0);
             UNROLL for (uint kk = 0; kk < KT; kk++) {
                 const vec4 m10 = smk4[(u0 + kk) * (QS / 4u) + r2];
@@ -1401,8 +1279,6 @@ void main() {
                 }
             }
             barrier();
-            if (PF == 0u && more)
-                fetch_bcw(q, g, t0 + u0 + KT, n0);
         }
         UNROLL for (uint i = 0; i < 8u; i++) {
             const uint t = t0 + (i / 4u) * 32u + r2 * 4u + i % 4u;
@@ -1429,7 +1305,7 @@ void main() {
             dotp += put_sl();
             barrier();
             const bool more = p0 + KT < p.hd;
-            if (PF != 0u && more) {
+            if (more) {
                 fetch_g_xd(q, h, t0, p0 + KT);
                 fetch_sl(sbase, h, q, slot, n0, p0 + KT);
             }
@@ -1453,10 +1329,6 @@ void main() {
                     }
             }
             barrier();
-            if (PF == 0u && more) {
-                fetch_g_xd(q, h, t0, p0 + KT);
-                fetch_sl(sbase, h, q, slot, n0, p0 + KT);
-            }
         }
         UNROLL for (uint i = 0; i < MRM; i++) {
             const uint t = ROW(i);
@@ -1479,7 +1351,7 @@ void main() {
             put_b(true);
             barrier();
             const bool more = u0 + KT < Q;
-            if (PF != 0u && more)
+            if (more)
                 fetch_bc_cols(q, g, t0 + u0 + KT, n0);
 #if defined(SSD_V4)
             if (TRI) {
@@ -1522,8 +1394,6 @@ void main() {
                         }
                 }
             barrier();
-            if (PF == 0u && more)
-                fetch_bc_cols(q, g, t0 + u0 + KT, n0);
         }
         UNROLL for (uint i = 0; i < MRM; i++) {
             const uint t = t0 + ROW(i);
@@ -1592,7 +1462,7 @@ void main() {
                     dotp += dot_blam(s);
                 barrier();
                 const bool more = n + NSET * KS < p.ds;
-                if (PF != 0u && more)
+                if (more)
                     fetch_blam(s, q, g, t0, sbase, h, slot, n + NSET * KS, p0);
                 UNROLL for (uint kk = 0; kk < KS; kk++) {
                     float a[MRM];
@@ -1610,8 +1480,6 @@ void main() {
                             aX[i][j] = fma(a[i], b[j], aX[i][j]);
                 }
                 barrier();
-                if (PF == 0u && more)
-                    fetch_blam(s, q, g, t0, sbase, h, slot, n + NSET * KS, p0);
             }
         UNROLL for (uint i = 0; i < MRM; i++)
             UNROLL for (uint j = 0; j < 4u; j++)
@@ -1625,7 +1493,7 @@ void main() {
             if (!GK) {
                 put_b_s();
                 barrier();
-                if (PF != 0u && more)
+                if (more)
                     fetch_g_cols_s(q, h, t0 + k0 + KS, p0);
             }
             // TRI: rows u need t >= u.
@@ -1651,8 +1519,6 @@ void main() {
                 }
             if (!GK) {
                 barrier();
-                if (PF == 0u && more)
-                    fetch_g_cols_s(q, h, t0 + k0 + KS, p0);
             }
         }
         // d_x: a row's 4 columns as one 16-byte store where whole and aligned.
@@ -1798,19 +1664,16 @@ void main() {
 // instead of 165; round 19, SSD_XC 0.480 -> 0.428 ms at 64 heads x 4096
 // tokens). Invocations hold Q / (8 XRG) rows x 4 columns:
 // rows (rg XRV + ib) * 32 + 4 * (lane / 4) + i in row group rg, columns
-// 4 * (4 * warp + lane % 4) + j, warp counted within the row group. XSH 1:
-// a head's row dots are summed over the 4 column groups of a warp by two
+// 4 * (4 * warp + lane % 4) + j, warp counted within the row group. A
+// head's row dots are summed over the 4 column groups of a warp by two
 // subgroup shuffles (the host ensures subgroups of 4 and more), then over
 // the row group's 8 warps from shared memory by Q invocations during the
 // next head's first k-step: no barrier of their own.
-// XSH 0: over the 32 column groups in shared memory (in the staging, so
-// between the head's last k-step and the next head's first: 4 barriers).
 layout(constant_id = 2) const uint NXS = 1;  // head splits of a group
-layout(constant_id = 3) const uint XKT = 16; // k-step (p): 8, 16, or 32 with XCR
+layout(constant_id = 3) const uint XKT = 16; // k-step (p): 16, or 32 with XCR
 // 1: tiles loaded as 16-byte pieces (the host ensures head_dim and the x /
 // g_y offsets and strides are multiples of 4); 0: as 4 scalars.
 layout(constant_id = 4) const uint XV4 = 1;
-layout(constant_id = 5) const uint XSH = 1;
 // XCR 1: each invocation's C / B row pieces in registers (read once per
 // workgroup), not in shared memory: that frees Q (XNW + 4) floats, room
 // for a k-step of 32 (round 19, on 512 invocations: 118 registers with a
@@ -1830,17 +1693,12 @@ layout(constant_id = 6) const uint XCR = 0;
 #define XROW(ib, i) (XRB(ib) * 32u + r2 * 4u + (i))
 // Element n of the chunk's C (d_C) or B (d_B) row t.
 #define XC_ROW(n, t) (which == 1u ? ld_C(n, g, t, q) : ld_B(n, g, t, q))
-#define XPART (WG / Q)     // XSH 0: first-level parts of the dot sums
-// Staging: the A tile [XKT][XQP], the B tile [XKT][XSB]; XSH 0: the row
-// dots of the column groups [32][Q + 1] (then the part sums) in the same
-// place.
-#define XRED (XSH == 0u ? 32u * (Q + 1u) : 0u)
-#define XSTG (XRED > XKT * (XQP + XSB) ? XRED : XKT * (XQP + XSB))
+// Staging: the A tile [XKT][XQP], the B tile [XKT][XSB].
+#define XSTG (XKT * (XQP + XSB))
 shared vec4 xstg4[(XSTG + 3u) / 4u];
 shared vec4 xcb4[XCR != 0u ? 1u : Q * XSB / 4u]; // C (d_C) or B (d_B) rows of the chunk
-shared float xdot[XSH != 0u ? XNWP * Q : 1u]; // XSH 1: a head's row dots per warp
+shared float xdot[XNWP * Q]; // a head's row dots per warp
 #define XST(i) xstg4[(i) >> 2][(i) & 3u]
-#define xred(i) XST(i)
 #define XA(k, i) XST((k) * XQP + (i))
 #define XB(k, j) XST(XKT * XQP + (k) * XSB + (j))
 #define XAV(k, r) xstg4[(k) * (XQP / 4u) + (r)]
@@ -1973,7 +1831,7 @@ void main() {
                 xc_fetch(which, q, h + 1u, c, 0u);
             // The previous head's dots (written before this barrier, next
             // written after this k-step's second one).
-            if (XSH != 0u && p0 == 0u && h > h_lo)
+            if (p0 == 0u && h > h_lo)
                 xc_dots_out(yo, hb - p.nt, t0);
             UNROLL for (uint kk = 0; kk < XKT; kk++) {
                 const vec4 b = XBV(kk, c2);
@@ -1995,7 +1853,7 @@ void main() {
                 dv[r] = (v.x + v.y) + (v.z + v.w);
                 acc[r] = fma(vec4(fr[r]), pr[r], acc[r]);
             }
-        if (XSH != 0u) {
+        {
             // Over the warp's 4 column groups (lanes 1 and 2 apart), in
             // order; written out, not looped, so that dv stays in registers.
 #define XC_SHUF(r)                                                       \
@@ -2010,32 +1868,9 @@ void main() {
             if (XRV > 1u) {
                 XC_SHUF(4u) XC_SHUF(5u) XC_SHUF(6u) XC_SHUF(7u)
             }
-        } else {
-            // Over the 32 column groups in two levels, in order (XPART
-            // parts of 32 / XPART groups, then the parts).
-            UNROLL for (uint ib = 0; ib < XRV; ib++)
-                UNROLL for (uint i = 0; i < 4u; i++)
-                    xred(c2 * (Q + 1u) + XROW(ib, i)) = dv[ib * 4u + i];
-            barrier();
-            float d = 0.0;
-            {
-                const uint t = tid % Q, part = tid / Q;
-                UNROLL for (uint j = 0; j < 32u / XPART; j++)
-                    d += xred((part * (32u / XPART) + j) * (Q + 1u) + t);
-            }
-            barrier();
-            xred(tid) = d;
-            barrier();
-            if (tid < Q && t0 + tid < p.nt) {
-                float y = 0.0;
-                UNROLL for (uint j = 0; j < XPART; j++)
-                    y += xred(j * Q + tid);
-                sr[yo + hb + t0 + tid] = y;
-            }
-            barrier(); // (the staging is the next head's)
         }
     }
-    if (XSH != 0u) {
+    {
         barrier();
         if (h_lo < h_hi)
             xc_dots_out(yo, (q * p.nh + h_hi - 1u) * p.nt, t0);
