@@ -4,32 +4,32 @@
  *   d_sx[u,i,s] = sum_{k: 0 <= u-k < n_t} g[i,u-k,s] * c[k,i]
  *   d_c[k,i]    = sum_{u,s} sx[u,i,s] * g[i,u-k,s]        (u = t + k)
  *
- * Forward: one invocation per output element (ssm_conv.comp). Backward, one
- * main dispatch, then a reduce dispatch that adds the d_c partials in a fixed
- * order unless the main one wrote d_c itself:
- * - 16-byte kernels (ssm_conv_vec.comp) for big nodes (d_conv <= 4, at least
+ * Forward: one invocation per output element (shaders/ssm_conv/ssm_conv.comp).
+ * Backward, one main dispatch, then ssm_conv_back_reduce.comp adds the d_c
+ * partials in a fixed order unless the main kernel wrote d_c itself. Main
+ * kernels (conv.kernel names, ssm_conv_back_<name> in shaders/ssm_conv/):
+ * - vec_*: 16-byte accesses, for big nodes (d_conv <= 4, at least
  *   VEC_MIN_ELEMS positions x channels and VEC_MIN_TOK tokens a sequence, a
  *   layout that allows vec4 accesses: vec_fits). Where the device reports its
  *   multiprocessor count, a persistent grid of VEC_PERSIST_PER_SM workgroups
- *   per multiprocessor (v32p); for one sequence v32f sums d_c in the same
- *   dispatch. Elsewhere chunks for about VEC_WGS workgroups (v16x2), or v16w
- *   where those do not fit.
- * - walks (ssm_conv_walk.comp) for d_conv <= 8: 16x64d compiled for d_conv 4,
- *   16x128u for any other; chunks of about WALK_CHUNK positions.
- * - the tiled kernel (ssm_conv_back.comp, CONV_MAIN) for any other d_conv.
- *
+ *   per multiprocessor (vec_persistent); for one sequence vec_persistent_fused
+ *   sums d_c in the same dispatch. Elsewhere chunks for about VEC_WGS
+ *   workgroups (vec_256), or vec_128 where those do not fit.
+ * - walk_d4 (compiled for d_conv 4) and walk (d_conv <= 8): chunks of about
+ *   WALK_CHUNK positions.
+ * - tiled: any other d_conv.
  * Error: d_sx and y are d_conv-term fma chains (gamma(d_conv)); d_c a sum of
  * n_t*n_s terms in fixed pieces (within gamma(n_t*n_s)).
  * Invariants: every sum is in a fixed order, so results are deterministic;
- * v32f's atomic counts only pick which workgroup adds a row block's slots, in
- * slot order. The tiled kernel stages 2*32*(63+d_conv) + 32*d_conv floats, so
+ * the fused kernel's atomic counts only pick which workgroup adds a row
+ * block's slots, in slot order. The tiled kernel stages 2*32*(63+d_conv) + 32*d_conv floats, so
  * d_conv <= (max_shared_memory/4 - 4032) / 96; past it the node is refused
  * naming shared memory, and the other kernels run only where they fit. Its
  * partials (one per 64-position tile) bound every path's scratch.
  *
- * Plan, then record: vkg_vk_conv_plan_make (ssm_conv_plan.h) is a pure
- * function of the shape, the limits and the tuning; supports_op takes its
- * refusal, conv_encode turns it into dispatches.
+ * Plan, then record: vkg_vk_conv_plan_make (ssm_conv_plan.h), a pure
+ * function; supports_op takes its refusal, conv_encode records it. Push block
+ * and kernel sizes: shaders/ssm_conv/ssm_conv_layout.h.
  * Tuning (ssm_conv_plan.h, VKGRAD_TUNING): conv.kernel forces the
  * backward's kernel, conv.workgroups the 16-byte kernels' grid. A kernel that
  * does not fit the device or the node falls back to the smaller 16-byte
@@ -43,31 +43,34 @@
 
 #include "vk_impl.h"
 
+#include "ssm_conv/ssm_conv_layout.h"
 #include "vkg_vk_spv_ssm_conv.spv.h"
-#include "vkg_vk_spv_ssm_conv_back_main.spv.h"
 #include "vkg_vk_spv_ssm_conv_back_reduce.spv.h"
-#include "vkg_vk_spv_ssm_conv_vec_16w.spv.h"
-#include "vkg_vk_spv_ssm_conv_vec_16x2.spv.h"
-#include "vkg_vk_spv_ssm_conv_vec_32f.spv.h"
-#include "vkg_vk_spv_ssm_conv_vec_32p.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_16x128u.spv.h"
-#include "vkg_vk_spv_ssm_conv_walk_16x64d.spv.h"
+#include "vkg_vk_spv_ssm_conv_back_tiled.spv.h"
+#include "vkg_vk_spv_ssm_conv_back_vec_128.spv.h"
+#include "vkg_vk_spv_ssm_conv_back_vec_256.spv.h"
+#include "vkg_vk_spv_ssm_conv_back_vec_persistent.spv.h"
+#include "vkg_vk_spv_ssm_conv_back_vec_persistent_fused.spv.h"
+#include "vkg_vk_spv_ssm_conv_back_walk.spv.h"
+#include "vkg_vk_spv_ssm_conv_back_walk_d4.spv.h"
 
 /* ---- plan ------------------------------------------------------------------ */
 
-enum { CONV_WG = 256, CONV_CB = 32, CONV_TC = 64 }; /* as in ssm_conv_back.comp */
+/* Sizes of the kernels: ssm_conv_layout.h. The plan's own choices: */
 enum {
-    VEC_DC_MAX = 4,          /* DCV of ssm_conv_vec.comp */
-    VEC_TT = 128,            /* positions per step and vec4 group per lane */
     VEC_WGS = 1024,          /* workgroups the default chunking aims at */
     VEC_MIN_ELEMS = 8000000, /* below, the walk is as fast or faster (ssm_conv.md) */
     VEC_MIN_TOK = 768,       /* the same for shorter sequences */
-    VEC_STEPS_MAX = 64,
-    VEC_PERSIST_PER_SM = 2, /* persistent grid: workgroups per multiprocessor */
-    VEC_FUSE_SHARED = 128,  /* the fused kernel's per-row-block flags (last_r) */
-    WALK_DC_MAX = 8,        /* DCMAX of ssm_conv_walk.comp */
-    WALK_CHUNK = 512,       /* positions per chunk */
+    VEC_STEPS_MAX = 64,      /* steps per chunk */
+    VEC_PERSIST_PER_SM = 2,  /* persistent grid: workgroups per multiprocessor */
+    WALK_CHUNK = 512,        /* positions per chunk */
 };
+#define CONV_WG     VKG_CONV_TILED_WG
+#define CONV_CB     VKG_CONV_TILED_CB
+#define CONV_TC     VKG_CONV_TILED_TC
+#define VEC_TT      VKG_CONV_VEC_STEP
+#define VEC_DC_MAX  VKG_CONV_VEC_DC_MAX
+#define WALK_DC_MAX VKG_CONV_WALK_DC_MAX
 
 /* What the plan needs of each backward kernel, as compiled: channels per
  * workgroup, invocations; walks: positions per step (their ring of g is two
@@ -80,12 +83,18 @@ struct conv_geom {
 };
 static const struct conv_geom geoms[VKG_VK_CONV_KERNEL_COUNT] = {
     [VKG_VK_CONV_TILED] = {CONV_CB, CONV_WG, CONV_TC, 0, 0, false, false, false, false},
-    [VKG_VK_CONV_WALK] = {16, 256, 128, 0, 0, true, false, false, false},
-    [VKG_VK_CONV_WALK_D4] = {16, 256, 64, 4, 0, true, false, false, false},
-    [VKG_VK_CONV_VEC_128] = {16, 256, 0, 0, 1, false, true, false, false},
-    [VKG_VK_CONV_VEC_256] = {16, 512, 0, 0, 2, false, true, false, false},
-    [VKG_VK_CONV_VEC_PERSISTENT] = {32, 512, 0, 0, 1, false, true, true, false},
-    [VKG_VK_CONV_VEC_PERSISTENT_FUSED] = {32, 512, 0, 0, 1, false, true, true, true},
+    [VKG_VK_CONV_WALK] = {VKG_CONV_WALK_CB, VKG_CONV_WALK_WG, VKG_CONV_WALK_TS, 0, 0, true, false,
+                          false, false},
+    [VKG_VK_CONV_WALK_D4] = {VKG_CONV_WALK_CB, VKG_CONV_WALK_WG, VKG_CONV_WALK_D4_TS, 4, 0, true,
+                             false, false, false},
+    [VKG_VK_CONV_VEC_128] = {VKG_CONV_VEC_128_CB, VKG_CONV_VEC_128_WG, 0, 0, 1, false, true, false,
+                             false},
+    [VKG_VK_CONV_VEC_256] = {VKG_CONV_VEC_256_CB, VKG_CONV_VEC_256_WG, 0, 0, VKG_CONV_VEC_256_GPL,
+                             false, true, false, false},
+    [VKG_VK_CONV_VEC_PERSISTENT] = {VKG_CONV_VEC_PERSIST_CB, VKG_CONV_VEC_PERSIST_WG, 0, 0, 1,
+                                    false, true, true, false},
+    [VKG_VK_CONV_VEC_PERSISTENT_FUSED] = {VKG_CONV_VEC_PERSIST_CB, VKG_CONV_VEC_PERSIST_WG, 0, 0, 1,
+                                          false, true, true, true},
 };
 
 /* Floats of shared memory the tiled kernel needs for d_conv, and the
@@ -101,7 +110,8 @@ static uint64_t tiled_max_dc(uint32_t shared_bytes) {
 
 static uint64_t vec_shared_bytes(const struct conv_geom *v) {
     const uint64_t pitch = VEC_TT * v->gpl + 16; /* PITCH */
-    return (v->cb * pitch + v->cb) * sizeof(float) + (v->fuse ? VEC_FUSE_SHARED : 0);
+    return (v->cb * pitch + v->cb) * sizeof(float) +
+           (v->fuse ? VKG_CONV_VEC_FUSED_FLAGS * sizeof(uint32_t) : 0);
 }
 static uint64_t walk_shared_bytes(const struct conv_geom *w) {
     return (uint64_t)w->cb * (2 * w->ts + 1) * sizeof(float);
@@ -203,7 +213,7 @@ static enum vkg_vk_conv_kernel plan_persistent(const struct vkg_vk_conv_shape *s
     if (!G) G = VEC_WGS;
     if (G > units) G = units;
     const uint64_t q = units / G, slots = (n_steps + q - 1) / q + 1;
-    if (geoms[v].fuse && (s->n_s != 1 || (q + 1) / n_steps + 2 > 32))
+    if (geoms[v].fuse && (s->n_s != 1 || (q + 1) / n_steps + 2 > VKG_CONV_VEC_FUSED_FLAGS))
         v = VKG_VK_CONV_VEC_PERSISTENT;
     out->n_wg = (uint32_t)G;
     out->n_tiles = (uint32_t)(slots < G ? slots : G);
@@ -293,29 +303,17 @@ bool vkg_vk_conv_plan_make(const struct vkg_vk_conv_shape *s, const struct vkg_v
 
 /* ---- record ---------------------------------------------------------------- */
 
-/* Mirrors the push block of shaders/common/ops_ssm_conv.glsl. */
-struct vkg_conv_push {
-    uint32_t dc, nt, di, ns;
-    uint32_t sx0, sx1, sx2, c0;
-    uint32_t c1, g0, g1, g2;
-    uint32_t off_sx, off_c, off_g, off_d;
-    uint32_t off_p, n_tiles, n_cb, clen;
-    uint32_t order, n_wg, pad1, pad2;
-};
-_Static_assert(sizeof(struct vkg_conv_push) == 96, "ops_ssm_conv.glsl push block");
-
-#define CONV_K(name, n) VKG_VK_KERNEL(vkg_vk_spv_ssm_conv_##name, n, struct vkg_conv_push)
-static const struct vkg_vk_kernel k_forward =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_conv, 3, struct vkg_conv_push);
-static const struct vkg_vk_kernel k_reduce = CONV_K(back_reduce, 2);
+#define CONV_K(name, n) VKG_VK_KERNEL(vkg_vk_spv_ssm_conv##name, n, struct vkg_vk_conv_push)
+static const struct vkg_vk_kernel k_forward = CONV_K(, 3);
+static const struct vkg_vk_kernel k_reduce = CONV_K(_back_reduce, 2);
 static const struct vkg_vk_kernel k_main[VKG_VK_CONV_KERNEL_COUNT] = {
-    [VKG_VK_CONV_TILED] = CONV_K(back_main, 5),
-    [VKG_VK_CONV_WALK] = CONV_K(walk_16x128u, 5),
-    [VKG_VK_CONV_WALK_D4] = CONV_K(walk_16x64d, 5),
-    [VKG_VK_CONV_VEC_128] = CONV_K(vec_16w, 5),
-    [VKG_VK_CONV_VEC_256] = CONV_K(vec_16x2, 5),
-    [VKG_VK_CONV_VEC_PERSISTENT] = CONV_K(vec_32p, 5),
-    [VKG_VK_CONV_VEC_PERSISTENT_FUSED] = CONV_K(vec_32f, 6),
+    [VKG_VK_CONV_TILED] = CONV_K(_back_tiled, 5),
+    [VKG_VK_CONV_WALK] = CONV_K(_back_walk, 5),
+    [VKG_VK_CONV_WALK_D4] = CONV_K(_back_walk_d4, 5),
+    [VKG_VK_CONV_VEC_128] = CONV_K(_back_vec_128, 5),
+    [VKG_VK_CONV_VEC_256] = CONV_K(_back_vec_256, 5),
+    [VKG_VK_CONV_VEC_PERSISTENT] = CONV_K(_back_vec_persistent, 5),
+    [VKG_VK_CONV_VEC_PERSISTENT_FUSED] = CONV_K(_back_vec_persistent_fused, 6),
 };
 #undef CONV_K
 
@@ -399,12 +397,12 @@ static bool conv_supports(const struct vkg_vk_device *dev, const struct vkg_tens
     return false;
 }
 
-static struct vkg_conv_push conv_push(const struct vkg_vk_encoder *enc,
-                                      const struct vkg_tensor *node,
-                                      const struct vkg_vk_conv_shape *s,
-                                      const struct vkg_vk_conv_plan *pl) {
+static struct vkg_vk_conv_push conv_push(const struct vkg_vk_encoder *enc,
+                                         const struct vkg_tensor *node,
+                                         const struct vkg_vk_conv_shape *s,
+                                         const struct vkg_vk_conv_plan *pl) {
     const struct vkg_tensor *c = node->src[1];
-    return (struct vkg_conv_push){
+    return (struct vkg_vk_conv_push){
         .dc = s->d_conv,
         .nt = s->n_t,
         .di = s->d_inner,
@@ -435,7 +433,7 @@ static enum vkg_status conv_encode(struct vkg_vk_encoder *enc, const struct vkg_
     struct vkg_vk_conv_plan pl;
     if (!vkg_vk_conv_plan_make(&s, &dev->limits, &dev->tuning.conv, sms, &pl))
         return VKG_STATUS_UNSUPPORTED;
-    struct vkg_conv_push p = conv_push(enc, node, &s, &pl);
+    struct vkg_vk_conv_push p = conv_push(enc, node, &s, &pl);
     const struct vkg_tensor *t[6] = {node->src[0], node->src[1], node->src[2], node, NULL, NULL};
     uint32_t gx, gy;
     vkg_vk_grid(enc, pl.workgroups, &gx, &gy);
@@ -449,7 +447,7 @@ static enum vkg_status conv_encode(struct vkg_vk_encoder *enc, const struct vkg_
     if (pl.counters) {
         t[5] = vkg_vk_counters(enc, pl.counters);
         if (!t[5]) return VKG_STATUS_OUT_OF_MEMORY;
-        p.pad1 = vkg_vk_elem_offset(enc, t[5]); /* OFF_CNT of ssm_conv_vec.comp */
+        p.off_cnt = vkg_vk_elem_offset(enc, t[5]);
     }
     const uint32_t spec[1] = {pl.spec};
     enum vkg_status st =

@@ -1,40 +1,41 @@
 #version 450
-// SSM_CONV_BACK (SPEC §3) for small d_conv, packed result d_sx then d_c:
+// SSM_CONV_BACK (SPEC §3) for d_conv <= 8, a walk over chunks; packed result
+// d_sx then d_c:
 //   d_sx[u,i,s] = sum_{k: 0 <= u-k < n_t} g[i,u-k,s] * c[k,i]
 //   d_c[k,i]    = sum_{u,s} sx[u,i,s] * g[i,u-k,s]       (u = t + k)
 // Both sums read g at u-k only, so with positions u of sx as the loop
 // variable one window of g (d_conv-1 back) serves both gradients.
 //
-// A workgroup owns CB channels x one chunk of positions u of one sequence and
-// walks it TS positions per step. Invocation (warp w, lane l) owns channels
-// w, w+8, ... and positions l, l+32, ... of every step: sx is read and d_sx
-// written along time by whole warps (128-byte runs), straight from and to
-// registers. g is channel-fast in memory, so it is read along channels (CB
-// channels per row) and transposed through a ring in shared
-// memory, 2*TS positions wide (>= TS + d_conv - 1, so a step's halo of
-// d_conv-1 earlier positions is still there), rows padded by one float
+// A workgroup owns CB channels x one chunk of p.clen positions u of one
+// sequence (channel blocks fastest in the grid, so the workgroups in flight
+// read whole rows of g) and walks it TS positions per step. Invocation
+// (warp w, lane l) owns channels w, w+8, ... and positions l, l+32, ... of
+// every step: sx is read and d_sx written along time by whole warps, straight
+// from and to registers. g is channel-fast, so it is read along channels and
+// transposed through a ring in shared memory, 2*TS positions wide (>= TS +
+// d_conv - 1, so a step's halo is still there), rows padded by one float
 // against bank conflicts. The next step's loads are issued before the current
 // step is computed. d_c stays in registers for the whole walk and is summed
 // over the 32 lanes of each channel in shared memory in a fixed order at the
 // end: one value per (chunk, sequence, channel, k), written straight into d_c
 // when the chunk and the sequence are the only ones, else as partials for
-// ssm_conv_back.comp's CONV_REDUCE pass. No atomics: deterministic.
-// Spec constant DC = d_conv (<= DCMAX, registers per channel), or DCFIX: a
-// kernel compiled for one d_conv, with exactly sized arrays. CB, TS, WG and
-// EPIU (unrolled d_c epilogue) are compile-time (meson defines), one SPIR-V
-// per variant.
+// ssm_conv_back_reduce.comp. No atomics: deterministic. Error: d_sx a
+// d_conv-term chain (gamma(d_conv)); d_c fixed-order sums.
+// Builds: 16 channels, 256 invocations, 128-position steps and spec constant
+// DC = d_conv (walk); or with D_CONV_4, 64-position steps and d_conv fixed at
+// 4, arrays sized exactly (walk_d4). Layout and sizes: ssm_conv_layout.h.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : enable
-#include "common/ops_ssm_conv.glsl"
+#include "common/grid.glsl"
+#include "ssm_conv/ssm_conv_layout.h"
 
-#ifndef CB
-#define CB 32
-#endif
-#ifndef TS
-#define TS 64
-#endif
-#ifndef WG
-#define WG 256             // invocations per workgroup
+#define CB VKG_CONV_WALK_CB
+#define WG VKG_CONV_WALK_WG // invocations per workgroup
+#ifdef D_CONV_4
+#define TS    VKG_CONV_WALK_D4_TS
+#define DCFIX 4
+#else
+#define TS VKG_CONV_WALK_TS
 #endif
 #define NW (WG / 32)       // warps (groups of 32 invocations) per workgroup
 #define CPT (CB / NW)      // channels per invocation
@@ -52,8 +53,8 @@ layout(local_size_x = WG, local_size_y = 1, local_size_z = 1) in;
 const uint DC = DCFIX;
 #define DCMAX DCFIX
 #else
-layout(constant_id = 0) const uint DC = 4;
-#define DCMAX 8
+layout(constant_id = VKG_CONV_SPEC_D_CONV) const uint DC = 4;
+#define DCMAX VKG_CONV_WALK_DC_MAX
 #endif
 
 layout(std430, set = 0, binding = 0) readonly buffer BufSx { float sx_data[]; };

@@ -1,26 +1,29 @@
 #version 450
-// SSM_CONV_BACK (SPEC §3), packed result d_sx then d_c:
+// SSM_CONV_BACK (SPEC §3), tiled, any d_conv the device allows; packed result
+// d_sx then d_c:
 //   d_sx[j,i,s] = sum_{k: 0 <= j-k < n_t} g[i,j-k,s] * c[k,i]
 //   d_c[k,i]    = sum_{t,s} g[i,t,s] * sx[t+k,i,s]
-// CONV_MAIN: a workgroup owns CB channels x TC positions j of one sequence.
-// It stages g (channel-fast in memory, so read along channels), sx (time-fast,
-// read along time) and c in shared memory with the (d_conv-1)-long halo, then
-// writes d_sx along time and one partial of d_c per (channel, k) for its tile
-// into scratch. CONV_REDUCE: one invocation per (k, i) adds the partials of
-// all tiles and sequences in a fixed order into d_c. No atomics: deterministic.
+// A workgroup owns CB channels x TC positions j of one sequence. It stages g
+// (channel-fast in memory, so read along channels), sx (time-fast, read along
+// time) and c in shared memory with the (d_conv-1)-long halo, then writes d_sx
+// along time and one partial of d_c per (channel, k) for its tile into
+// scratch; ssm_conv_back_reduce.comp adds them. No atomics: deterministic.
+// Error: d_sx a d_conv-term fma chain (gamma(d_conv)); d_c per tile a
+// TC-term chain, summed in a fixed order by the reduce pass.
 // Shared memory: 2*CB*(TC+d_conv-1) + CB*d_conv floats (the spec constant SH),
 // which bounds d_conv by the device (ops/ssm_conv.c names the limit).
+// Layout and sizes: ssm_conv_layout.h.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : enable
-#include "common/ops_ssm_conv.glsl"
+#include "common/grid.glsl"
+#include "ssm_conv/ssm_conv_layout.h"
 
-#define WG 256
+#define WG VKG_CONV_TILED_WG
 layout(local_size_x = WG, local_size_y = 1, local_size_z = 1) in;
 
-#if defined(CONV_MAIN)
-#define CB 32
-#define TC 64
-layout(constant_id = 0) const uint SH = 1;
+#define CB VKG_CONV_TILED_CB
+#define TC VKG_CONV_TILED_TC
+layout(constant_id = VKG_CONV_SPEC_TILED_FLOATS) const uint SH = 1;
 shared float sh[SH];
 
 layout(std430, set = 0, binding = 0) readonly buffer BufSx { float sx_data[]; };
@@ -104,28 +107,3 @@ void main() {
         p_data[p.off_p + part + ch * p.dc + k] = acc;
     }
 }
-#elif defined(CONV_REDUCE)
-layout(std430, set = 0, binding = 0) readonly buffer BufP { float p_data[]; };
-layout(std430, set = 0, binding = 1) writeonly buffer BufD { float d_data[]; };
-
-void main() {
-    const uint e = vkg_group_linear() * WG + gl_LocalInvocationIndex; // k + d_conv * i
-    const uint n_dc = p.di * p.dc;
-    if (e >= n_dc)
-        return;
-    // Four interleaved partial sums (loads in flight), combined in a fixed order.
-    const uint nq = p.ns * p.n_tiles;
-    float acc[4] = float[4](0.0, 0.0, 0.0, 0.0);
-    uint q = 0;
-    for (; q + 4 <= nq; q += 4)
-        [[unroll]] for (uint u = 0; u < 4; u++)
-            acc[u] += p_data[p.off_p + (q + u) * n_dc + e];
-    for (; q < nq; q++)
-        acc[0] += p_data[p.off_p + q * n_dc + e];
-    const float total = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-    const uint n_dsx = (p.nt + p.dc - 1) * p.di * p.ns;
-    d_data[p.off_d + n_dsx + e] = total;
-}
-#else
-#error define CONV_MAIN or CONV_REDUCE
-#endif
