@@ -13,7 +13,7 @@
  *                     (row-contiguous), where the plan of the copies is a big
  *                     kernel (gemm.transpose); values are moved, so the sums
  *                     and their order are unchanged (bitwise equal)
- *   tile kernel       ops_gemm.glsl at one tile shape: big (256x128 where
+ *   gemm_tile         one kernel at four tile sizes: big (256x128 where
  *                     48 KiB of shared memory is offered, else 128x128),
  *                     64x64 or 32x32; the first that gives gemm.tiles
  *                     workgroups, or gemm.fill with K split into chunks of at
@@ -25,7 +25,7 @@
  * not expose the number of compute units.
  *
  * The big kernels stage an operand with 16-byte loads where its offset and
- * strides allow (v4_ok; specialization constant GEMM_V4); elsewhere the
+ * strides allow (v4_ok; specialization constants GEMM_A/B_VEC4); else the
  * scalar staging runs. Limits: the 128x128 kernel needs 16.5 KiB of shared
  * memory and 256 invocations (supports refuses devices without); the other
  * shapes are used only where they fit. Grids past maxComputeWorkGroupCount
@@ -35,47 +35,20 @@
 
 #include "vk_impl.h"
 
+#include "gemm/gemm_layout.h"
+#include "vkg_vk_spv_gemm_128x128.spv.h"
 #include "vkg_vk_spv_gemm_256x128.spv.h"
-#include "vkg_vk_spv_gemm_m64.spv.h"
+#include "vkg_vk_spv_gemm_32x32.spv.h"
+#include "vkg_vk_spv_gemm_64x64.spv.h"
 #include "vkg_vk_spv_gemm_reduce.spv.h"
-#include "vkg_vk_spv_gemm_s32.spv.h"
 #include "vkg_vk_spv_gemm_transpose.spv.h"
-#include "vkg_vk_spv_mul_mat.spv.h"
-#include "vkg_vk_spv_out_prod.spv.h"
-
-/* Mirrors the push block of shaders/common/ops_gemm.glsl. */
-struct vkg_gemm_push {
-    uint32_t M, N, K, n_b2;
-    uint32_t n_b3, r2, r3, off_a;
-    uint32_t off_b, off_d, sa_i, sa_k;
-    uint32_t sa_2, sa_3, sb_j, sb_k;
-    uint32_t sb_2, sb_3, sd_i, sd_j;
-    uint32_t sd_2, sd_3, n_split, k_chunk;
-};
-_Static_assert(sizeof(struct vkg_gemm_push) == 96, "ops_gemm.glsl push block");
-
-/* Mirrors the push block of shaders/gemm_reduce.comp. */
-struct vkg_gemm_reduce_push {
-    uint32_t M, N, n_b2, n_split;
-    uint32_t total, off_s, off_d, sd_i;
-    uint32_t sd_j, sd_2, sd_3, pad0;
-};
-_Static_assert(sizeof(struct vkg_gemm_reduce_push) == 48, "gemm_reduce.comp push block");
-
-/* Mirrors the push block of shaders/gemm_transpose.comp. */
-struct vkg_gemm_transpose_push {
-    uint32_t R, K, n_b2, n_batch;
-    uint32_t off_x, s_row, s_2, s_3;
-    uint32_t off_t, pad0, pad1, pad2;
-};
-_Static_assert(sizeof(struct vkg_gemm_transpose_push) == 48, "gemm_transpose.comp push block");
 
 /* One compiled tile shape (its GEMM_* defines in shaders/gemm/meson.build). */
 struct gemm_shape {
     int tile;             /* enum vkg_vk_gemm_tile */
     uint32_t bm, bn, bk, wg;
     uint32_t stages, pad; /* staging buffers, vec4s of padding per staged k-row */
-    bool v4;              /* takes the 16-byte staging constant GEMM_V4 */
+    bool v4;              /* takes the 16-byte staging constants GEMM_A/B_VEC4 */
 };
 
 /* Big kernels, by enum vkg_vk_gemm_big. */
@@ -86,7 +59,6 @@ static const struct gemm_shape k_big[] = {
 static const struct gemm_shape k_mid = {VKG_VK_GEMM_TILE_64X64, 64, 64, 16, 256, 2, 1, false};
 static const struct gemm_shape k_small = {VKG_VK_GEMM_TILE_32X32, 32, 32, 16, 64, 2, 1, false};
 
-enum { REDUCE_WG = 256, TRANSPOSE_TR = 128, TRANSPOSE_TK = 32 };
 
 /* ---- plan ---- */
 
@@ -187,8 +159,8 @@ static void plan_transpose(const struct vkg_vk_limits *lim, struct vkg_vk_gemm_p
     const uint32_t *max = lim->max_workgroup_count;
     pl->transpose[i] = true;
     pl->transpose_bytes[i] = (uint64_t)rows * K * n2 * n3 * sizeof(float);
-    pl->transpose_groups[i][0] = clamp_groups((rows + TRANSPOSE_TR - 1) / TRANSPOSE_TR, max[0]);
-    pl->transpose_groups[i][1] = clamp_groups((K + TRANSPOSE_TK - 1) / TRANSPOSE_TK, max[1]);
+    pl->transpose_groups[i][0] = clamp_groups((rows + VKG_GEMM_TRANSPOSE_TR - 1) / VKG_GEMM_TRANSPOSE_TR, max[0]);
+    pl->transpose_groups[i][1] = clamp_groups((K + VKG_GEMM_TRANSPOSE_TK - 1) / VKG_GEMM_TRANSPOSE_TK, max[1]);
     pl->transpose_groups[i][2] = clamp_groups((uint64_t)n2 * n3, max[2]);
     struct vkg_vk_gemm_operand *o = i == 0 ? &pl->gemm.a : &pl->gemm.b;
     *o = (struct vkg_vk_gemm_operand){
@@ -231,10 +203,8 @@ bool vkg_vk_gemm_plan_make(const struct vkg_vk_gemm_problem *p, const struct vkg
         if (transpose_ok(lim, &p->b, p->N, p->K, (uint64_t)p->n_b2 * p->n_b3))
             plan_transpose(lim, pl, 1, p->N, p->n_b2, p->n_b3);
     }
-    if (g->v4) {
-        if (v4_ok(&pl->gemm.a, p->M, p->K)) pl->v4 |= 1;
-        if (v4_ok(&pl->gemm.b, p->N, p->K)) pl->v4 |= 2;
-    }
+    pl->vec4[0] = g->v4 && v4_ok(&pl->gemm.a, p->M, p->K);
+    pl->vec4[1] = g->v4 && v4_ok(&pl->gemm.b, p->N, p->K);
     const uint32_t *max = lim->max_workgroup_count;
     pl->groups[0] = clamp_groups(((uint64_t)p->M + g->bm - 1) / g->bm, max[0]);
     pl->groups[1] = clamp_groups(((uint64_t)p->N + g->bn - 1) / g->bn, max[1]);
@@ -250,12 +220,11 @@ bool vkg_vk_gemm_plan_make(const struct vkg_vk_gemm_problem *p, const struct vkg
 
 #define GEMM_KERNEL(array) VKG_VK_KERNEL(array, 3, struct vkg_gemm_push)
 static const struct vkg_vk_kernel k_tile[] = {
-    [VKG_VK_GEMM_TILE_128X128] = GEMM_KERNEL(vkg_vk_spv_out_prod),
+    [VKG_VK_GEMM_TILE_128X128] = GEMM_KERNEL(vkg_vk_spv_gemm_128x128),
     [VKG_VK_GEMM_TILE_256X128] = GEMM_KERNEL(vkg_vk_spv_gemm_256x128),
-    [VKG_VK_GEMM_TILE_64X64] = GEMM_KERNEL(vkg_vk_spv_gemm_m64),
-    [VKG_VK_GEMM_TILE_32X32] = GEMM_KERNEL(vkg_vk_spv_gemm_s32),
+    [VKG_VK_GEMM_TILE_64X64] = GEMM_KERNEL(vkg_vk_spv_gemm_64x64),
+    [VKG_VK_GEMM_TILE_32X32] = GEMM_KERNEL(vkg_vk_spv_gemm_32x32),
 };
-static const struct vkg_vk_kernel k_mul_mat = GEMM_KERNEL(vkg_vk_spv_mul_mat);
 static const struct vkg_vk_kernel k_reduce =
     VKG_VK_KERNEL(vkg_vk_spv_gemm_reduce, 2, struct vkg_gemm_reduce_push);
 static const struct vkg_vk_kernel k_transpose =
@@ -351,14 +320,16 @@ static enum vkg_status record_split(struct vkg_vk_encoder *enc, const struct vkg
     p->off_d = r.off_s;
     p->sd_i = 1, p->sd_j = p->M, p->sd_2 = p->M * p->N, p->sd_3 = p->M * p->N * p->n_b2;
     const struct vkg_tensor *t1[3] = {t[0], t[1], part};
-    const uint32_t spec[1] = {pl->v4}, n_spec = pl->v4 ? 1 : 0;
+    const uint32_t spec[2] = {pl->vec4[0], pl->vec4[1]};
+    const uint32_t n_spec = pl->vec4[0] || pl->vec4[1] ? 2 : 0;
     enum vkg_status st = vkg_vk_dispatch(enc, k, spec, n_spec, t1, 3, p, pl->groups[0],
                                          pl->groups[1], pl->groups[2]);
     if (st != VKG_STATUS_OK) return st;
     vkg_vk_barrier(enc);
     const struct vkg_tensor *t2[2] = {part, t[2]};
     uint32_t rx, ry;
-    vkg_vk_grid(enc, (pl->reduce_elements + REDUCE_WG - 1) / REDUCE_WG, &rx, &ry);
+    const uint64_t wg = VKG_GEMM_REDUCE_WG;
+    vkg_vk_grid(enc, (pl->reduce_elements + wg - 1) / wg, &rx, &ry);
     return vkg_vk_dispatch(enc, &k_reduce, NULL, 0, t2, 2, &r, rx, ry, 1);
 }
 
@@ -379,13 +350,13 @@ static enum vkg_status matmul_encode(struct vkg_vk_encoder *enc, const struct vk
     }
     if (pl.transpose[0] || pl.transpose[1]) vkg_vk_barrier(enc);
     const struct vkg_vk_kernel *k = &k_tile[pl.tile];
-    if (pl.tile == VKG_VK_GEMM_TILE_128X128 && node->op == VKG_OP_MUL_MAT) k = &k_mul_mat;
     struct vkg_gemm_push p = tile_push(&pl);
     p.off_d = vkg_vk_elem_offset(enc, node);
     p.sd_i = vkg_vk_elem_stride(node->nb[0]), p.sd_j = vkg_vk_elem_stride(node->nb[1]);
     p.sd_2 = vkg_vk_elem_stride(node->nb[2]), p.sd_3 = vkg_vk_elem_stride(node->nb[3]);
     if (pl.n_split > 1) return record_split(enc, k, &pl, &p, t);
-    const uint32_t spec[1] = {pl.v4}, n_spec = pl.v4 ? 1 : 0;
+    const uint32_t spec[2] = {pl.vec4[0], pl.vec4[1]}; /* VKG_GEMM_SPEC_A/B_VEC4 */
+    const uint32_t n_spec = pl.vec4[0] || pl.vec4[1] ? 2 : 0;
     return vkg_vk_dispatch(enc, k, spec, n_spec, t, 3, &p, pl.groups[0], pl.groups[1],
                            pl.groups[2]);
 }

@@ -55,7 +55,7 @@ struct vkg_vk_gemm_problem {
 
 /* The tile kernels, as a plan names them. */
 enum vkg_vk_gemm_tile {
-    VKG_VK_GEMM_TILE_128X128, /* the baseline: mul_mat.comp / out_prod.comp */
+    VKG_VK_GEMM_TILE_128X128, /* the baseline, fits every device we accept */
     VKG_VK_GEMM_TILE_256X128,
     VKG_VK_GEMM_TILE_64X64,
     VKG_VK_GEMM_TILE_32X32,
@@ -64,8 +64,8 @@ enum vkg_vk_gemm_tile {
 /* What recording dispatches for one node:
  *   for each operand with transpose[i]: gemm_transpose.comp over
  *     transpose_groups[i], into transpose_bytes[i] of scratch;
- *   the tile kernel over groups, GEMM_V4 = v4, on gemm (the problem with the
- *     copies in place of their operands, each at element 0 of its scratch);
+ *   gemm_tile.comp at the plan's tile over groups, staging per vec4, on
+ *     gemm (the problem with the copies in place of their operands, each at element 0 of its scratch);
  *   with n_split > 1, the tile kernel writes split_bytes of partial tiles to
  *     scratch and gemm_reduce.comp adds them, one invocation per element of
  *     D (reduce_elements). */
@@ -78,7 +78,7 @@ struct vkg_vk_gemm_plan {
     uint32_t transpose_groups[2][3];
     uint64_t transpose_bytes[2];
     struct vkg_vk_gemm_problem gemm;
-    uint32_t v4;            /* GEMM_V4: bit 0 stages A with 16-byte loads, bit 1 B */
+    bool vec4[2];           /* A, B staged with 16-byte loads (GEMM_A/B_VEC4) */
     uint32_t n_split;       /* 1: K not split */
     uint32_t k_chunk;       /* K per split (K when not split) */
     uint32_t groups[3];

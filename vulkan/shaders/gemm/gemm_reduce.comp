@@ -5,21 +5,18 @@
 // output element; the 1-D grid is folded into x and y (common/grid.glsl).
 #extension GL_GOOGLE_include_directive : require
 #include "common/grid.glsl"
+#include "gemm/gemm_layout.h"
 
-layout(local_size_x = 256, local_size_y = 1, local_size_z = 1) in;
+layout(local_size_x = VKG_GEMM_REDUCE_WG, local_size_y = 1, local_size_z = 1) in;
 
 layout(std430, set = 0, binding = 0) readonly buffer BufS { float s_data[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer BufD { float d_data[]; };
 
-// Mirrored by struct vkg_gemm_reduce_push in ops/matmul.c.
-layout(push_constant) uniform Push {
-    uint M, N, n_b2, n_split;
-    uint total, off_s, off_d, sd_i; // total = M * N * n_b2 * n_b3
-    uint sd_j, sd_2, sd_3, pad0;
-} p;
+layout(push_constant) uniform Push { VKG_GEMM_REDUCE_PUSH } p; // total = M * N * n_b2 * n_b3
+
 
 void main() {
-    const uint e = vkg_group_linear() * 256u + gl_LocalInvocationIndex;
+    const uint e = vkg_group_linear() * uint(VKG_GEMM_REDUCE_WG) + gl_LocalInvocationIndex;
     if (e >= p.total)
         return;
     const uint i = e % p.M, j = (e / p.M) % p.N, z = e / (p.M * p.N);

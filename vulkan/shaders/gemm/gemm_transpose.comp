@@ -18,10 +18,12 @@
 // maxComputeWorkGroupCount are walked by grid-stride loops (uniform, so the
 // barriers stay legal).
 #extension GL_EXT_control_flow_attributes : enable
+#extension GL_GOOGLE_include_directive : require
+#include "gemm/gemm_layout.h"
 
-#define TK 32
-#define TR 128
-#define WG 256
+#define TK VKG_GEMM_TRANSPOSE_TK
+#define TR VKG_GEMM_TRANSPOSE_TR
+#define WG VKG_GEMM_TRANSPOSE_WG
 #define PITCH (TR + 1)
 #define NLOAD (TR * TK / 4 / WG) // vec4s per invocation each way
 
@@ -30,13 +32,8 @@ layout(local_size_x = WG, local_size_y = 1, local_size_z = 1) in;
 layout(std430, set = 0, binding = 0) readonly buffer BufX { vec4 x4[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer BufT { vec4 t4[]; };
 
-// Mirrored by struct vkg_gemm_transpose_push in ops/matmul.c. Offsets and
-// strides in floats (multiples of 4).
-layout(push_constant) uniform Push {
-    uint R, K, n_b2, n_batch;
-    uint off_x, s_row, s_2, s_3;
-    uint off_t, pad0, pad1, pad2;
-} p;
+layout(push_constant) uniform Push { VKG_GEMM_TRANSPOSE_PUSH } p;
+
 
 shared float tile[TK * PITCH];
 
