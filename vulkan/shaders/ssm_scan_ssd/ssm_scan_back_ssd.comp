@@ -144,19 +144,15 @@ void ssd_chunk_setup(uint q, uint h, uint c0, uint c1) {
 // chunk's per-token factors for SSD_XC: FAC[0] e^L, FAC[1] e^(Le-L) dt',
 // [q][h][t] each.
 layout(constant_id = 2) const uint SFAC = 0;
-// SSD_SUM's k-step (tokens): 16 measured slower (0.73 vs 0.57 ms; round 9: 0.413 vs
-// 0.367, 123 registers).
+// SSD_SUM's k-step (tokens); 16 measured slower (ssm_scan_back_ssd.md).
 #define SKT 8u
 // An invocation's 4 rows (n) are consecutive and read as one vec4 (a
 // subgroup reads two of them), its 4 columns (p) as one vec4: 4 shared-memory
-// reads per 32 FMAs instead of 10 with each row a scalar read (round 13,
-// H200, 64 heads x 4096 tokens: SSD_SUM 0.367 -> 0.356 ms, although the
-// driver now gives it 80 registers instead of 64; results bitwise the same).
+// reads per 32 FMAs instead of 10 with each row a scalar read.
 shared vec4 stB[SKT * NT / 4u], stC[SKT * NT / 4u];
 shared vec4 stX[SKT * NT / 4u], stG[SKT * NT / 4u];
 // The next k-step's elements, fetched while this one computes: B and C in
-// one loop, x and g_y in another (round 19, H200, 64 heads x 4096 tokens:
-// SSD_SUM 0.343 -> 0.333 ms against one loop fetching all four).
+// one loop, x and g_y in another.
 #define SPF (SKT * NT / WG)
 float fb[SPF], fc[SPF], fx[SPF], fg[SPF];
 
@@ -205,7 +201,7 @@ layout(std430, set = 0, binding = 9) coherent buffer BufSRC4 { vec4 src4[]; };
 shared uint s_ticket, s_late;
 #define CHAIN_SPIN (1u << 20)
 // The accumulators at module scope: passed to chain_link as arguments they
-// went to local memory (H200).
+// went to local memory.
 float aS[4][RN], aR[4][RN];
 
 void chain_link(uint chain, uint pos, uint q, uint h, uint qh, uint nti, uint pp0, bool v4) {
@@ -572,12 +568,11 @@ layout(constant_id = 4) const uint KPRE = 0; // K read from SSD_KMAT's output
 // row sums, go to scratch for SSD_REDUCE. Phase 1 computes only what the
 // role needs: Sg for phase 2, K for phase 3 and for F (role 0).
 layout(constant_id = 5) const uint NRS = 0;
-// Flags (specialization constant 6): bit 0 PF, bit 1 WMAP (see below),
+// Flags (specialization constant 6): bit 0 set, bit 1 WMAP (see below),
 // bit 2: phases 1 and 3 step 2 KT tokens / columns at a time (half the
 // barriers; their tiles fit the staging area when QP <= SBP, the host
 // ensures).
 layout(constant_id = 6) const uint SFL = 1;
-#define PF (SFL & 1u)
 #define KS ((SFL & 4u) != 0u ? 2u * KT : KT)
 // Bit 4, TRI (V4 with WMAP, the host ensures): an invocation skips the
 // k-steps of the causal products whose terms are all masked (u > t) for its
@@ -609,21 +604,13 @@ layout(constant_id = 6) const uint SFL = 1;
 // Bit 9, KEA (with KPRE): K's elements loaded before the chunk setup, not
 // after phase 1's loop, so that their loads are in flight during both.
 #define KEA ((SFL & 512u) != 0u)
-// Phase 3's B lam tiles pass through NSET register sets ([NSET][..] arrays),
-// walked by a loop over the sets; NSET is 1. The H200's driver compiles
-// this form faster than the same operations written otherwise: SSD_MAIN
-// 0.708 ms at 64 heads x 4096 tokens, against 0.786-0.794 for the plain
-// loop over k-steps (flat arrays, B in phase 1's or its own), for the loop
-// over sets with flat arrays, and for the plain loop with this form's
-// guards (round 18). More sets, more k-steps in flight, gave nothing:
-// picked by the loop index they went to local memory (0.90 ms), named by
-// constants they ran at 0.784-0.786. Phase 1's G / XD tiles take the same
-// form: SSD_MAIN 0.709 -> 0.694 ms, 134 -> 128 registers (SSD_SUM's loop in
-// it: 0.343 -> 0.342, not kept).
+// Phase 3's B lam tiles (and phase 1's G / XD tiles) pass through NSET
+// register sets ([NSET][..] arrays), walked by a loop over the sets; NSET
+// is 1. This form compiles faster than the same operations written as a
+// plain loop (ssm_scan_back_ssd.md); keep it.
 #define NSET 1u
 // P3E: phase 3's first B lam k-step is fetched before M o K is formed (the
-// wide kernel forms it right before phase 3; round 20: SSD_MAIN 0.694 ->
-// 0.684 ms at 64 heads x 4096 tokens), not at the top of the phase.
+// wide kernel forms it right before phase 3), not at the top of the phase.
 #if defined(SSD_P2W)
 #define P3E true
 #else
@@ -687,14 +674,12 @@ shared float sdot[NDOT];
 #define SB2V(k, c) stg4[(2u * KT * QP + KT * SBP + (k) * SBP) / 4u + (c)]
 
 // Staging through registers: each k-step's tiles are fetched from memory
-// (fetch_*) while the previous step computes (with PF, specialization
-// constant 6; else right after it), then stored to shared memory (put_*).
+// (fetch_*) while the previous step computes, then stored to shared
+// memory (put_*).
 // The fetched registers hold the loaded values untouched; what scales them
 // (x by dt') is done by put_*: arithmetic on a load in fetch_* makes the
 // invocation wait for that load there, and the k-step's compute no longer
-// hides its latency (H200, 64 heads x 4096 tokens: SSD_MAIN 1.648 -> 1.457
-// ms from that alone; SSD_SUM, its first fetch also moved before the chunk
-// setup, 0.506 -> 0.367; same values).
+// hides its latency (same values either way).
 // Element e = invocation + k * WG of a tile: A tiles [KT][Q] map e to
 // (token e / KT, k e % KT), B tiles to (e / MNT, column e % MNT) or, for the
 // s_in / lam tiles read along p, (column e / KT, k e % KT).
@@ -1660,9 +1645,8 @@ void main() {
 // factors come from SSD_SUM (FAC). The k-steps of all the split's heads
 // form one pipeline: the next one's tiles (the next head's first, at a
 // head's last) are in flight during each. The warps form XRG = WG / 256
-// row groups of 8 (512: twice the warps per SM of 256, with 101 registers
-// instead of 165; round 19, SSD_XC 0.480 -> 0.428 ms at 64 heads x 4096
-// tokens). Invocations hold Q / (8 XRG) rows x 4 columns:
+// row groups of 8 (512: twice the warps per multiprocessor of 256, with
+// fewer registers each). Invocations hold Q / (8 XRG) rows x 4 columns:
 // rows (rg XRV + ib) * 32 + 4 * (lane / 4) + i in row group rg, columns
 // 4 * (4 * warp + lane % 4) + j, warp counted within the row group. A
 // head's row dots are summed over the 4 column groups of a warp by two
@@ -1676,10 +1660,7 @@ layout(constant_id = 3) const uint XKT = 16; // k-step (p): 16, or 32 with XCR
 layout(constant_id = 4) const uint XV4 = 1;
 // XCR 1: each invocation's C / B row pieces in registers (read once per
 // workgroup), not in shared memory: that frees Q (XNW + 4) floats, room
-// for a k-step of 32 (round 19, on 512 invocations: 118 registers with a
-// k-step of 16, 126 with 32; SSD_XC 0.433 -> 0.427 -> 0.408 ms at 64 heads
-// x 4096 tokens; a double-buffered staging instead, one barrier per
-// k-step, 0.425: not kept).
+// for a k-step of 32 (the host pairs XCR with 512 invocations).
 layout(constant_id = 6) const uint XCR = 0;
 #define XNW 128u           // columns of n per workgroup
 #define XQP (Q + 4u)       // A tile pitch (tokens), B tile pitch (n)
