@@ -31,9 +31,9 @@
  * of ops/ssm_scan.c, which runs whenever this path returns false.
  */
 #include <limits.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include <string.h>
 
+#include "ssm_scan_back_chan_plan.h"
 #include "ssm_scan_paths.h"
 
 #include "vkg_vk_spv_ssm_scan_back_chan_back_f8_2_8.spv.h"
@@ -58,42 +58,26 @@ struct chan_push {
 };
 _Static_assert(sizeof(struct chan_push) == 128, "ops_ssm_scan_chan.glsl push block");
 
-static const struct vkg_vk_kernel k_sum =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_chan_sum, 11, struct chan_push);
-static const struct vkg_vk_kernel k_carry =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_chan_carry, 11, struct chan_push);
-static const struct vkg_vk_kernel k_back_w =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_chan_back_w, 11, struct chan_push);
-static const struct vkg_vk_kernel k_sum_v4 =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_chan_sum_v4, 11, struct chan_push);
-static const struct vkg_vk_kernel k_back_wv4 =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_chan_back_wv4, 11, struct chan_push);
 #define CHAN_KERNEL(name) VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_chan_##name, 11, struct chan_push)
-static const struct vkg_vk_kernel k_back_f8_2_8 = CHAN_KERNEL(back_f8_2_8);
-static const struct vkg_vk_kernel k_sum_f16_1 = CHAN_KERNEL(sum_f16_1);
-
-/* The builds with DSL, NL (and KS) fixed at compile time (CHAN_FIX), all
- * with vec4 staging, CHAN_BACK's with per-workgroup partials. */
-struct chan_fixed {
-    uint32_t dsl, nl, ks;
-    const struct vkg_vk_kernel *k;
+static const struct vkg_vk_kernel k_sum[] = {
+    [VKG_VK_CHAN_GENERIC] = CHAN_KERNEL(sum),
+    [VKG_VK_CHAN_GENERIC_VEC4] = CHAN_KERNEL(sum_v4),
+    [VKG_VK_CHAN_FIXED_D16] = CHAN_KERNEL(sum_f16_1),
 };
-static const struct chan_fixed chan_back_fixed[] = {
-    {8, 2, 8, &k_back_f8_2_8},
+static const struct vkg_vk_kernel k_back[] = {
+    [VKG_VK_CHAN_GENERIC] = CHAN_KERNEL(back_w),
+    [VKG_VK_CHAN_GENERIC_VEC4] = CHAN_KERNEL(back_wv4),
+    [VKG_VK_CHAN_FIXED_D16] = CHAN_KERNEL(back_f8_2_8),
 };
-static const struct chan_fixed chan_sum_fixed[] = {
-    {16, 1, 0, &k_sum_f16_1},
-};
-
-static const struct vkg_vk_kernel k_reduce =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_chan_reduce, 11, struct chan_push);
+static const struct vkg_vk_kernel k_carry = CHAN_KERNEL(carry);
+static const struct vkg_vk_kernel k_reduce = CHAN_KERNEL(reduce);
 
 enum {
     CHAN_DSL_MAX = 16,      /* states per lane (registers) */
-    CHAN_CT = 32,           /* tokens per chunk (at most; see chan_plan_make) */
-    CHAN_CT_MAX = 128,      /* ... with SCK, on grids big enough */
+    CHAN_CT = 32,           /* tokens per chunk, at least (auto) */
+    CHAN_CT_MAX = 128,      /* ... at most, on grids big enough */
     CHAN_GRID_MIN = 512,    /* workgroups of CHAN_WG a longer chunk must leave */
-    CHAN_KS = 8,            /* tokens per replayed sub-chunk */
+    CHAN_KS = 8,            /* tokens per replayed sub-chunk (a multiple of CHAN_SUM's batch) */
     CHAN_MIN_TOK = 1024,    /* GPUs: sequences this long take this path, */
     CHAN_MIN_WORK = 280000, /* ... and so do nodes of this many channel-tokens */
     CHAN_WG = 128,          /* invocations per workgroup of CHAN_SUM (and the grid estimate) */
@@ -106,6 +90,8 @@ enum {
     CHAN_LOOP_BUDGET = 32768,
 };
 
+/* ---- plan ---- */
+
 static uint32_t chan_pow2_floor(uint32_t v) {
     uint32_t r = 1;
     while (r * 2 <= v)
@@ -113,211 +99,262 @@ static uint32_t chan_pow2_floor(uint32_t v) {
     return r;
 }
 
-/* How a node is laid out on the device. */
-struct chan_plan {
-    uint32_t sg, nl, dsl, vp, ct, ks, wg, rwg, sh_sum, sh_back;
-    uint32_t snl, swg; /* CHAN_SUM's lanes per channel and workgroup size */
-    uint32_t cg, cwg;  /* CHAN_CARRY's chunk runs per element, workgroup size */
-    bool vec4, svec4;  /* B, C staged as vec4 (CHAN_VEC4) in CHAN_BACK, CHAN_SUM */
-    const struct vkg_vk_kernel *kback, *ksum; /* the builds recorded */
-    bool one;   /* one chunk: CHAN_BACK and CHAN_REDUCE only (CHAN_F_ONE) */
-    bool sck;   /* sub-chunk starts kept by CHAN_SUM (CHAN_F_SCK) */
-    uint64_t ncb, sncb, nc, nj, st_floats, pt_floats;
+static uint64_t chan_div_up(uint64_t a, uint64_t b) {
+    return (a + b - 1) / b;
+}
+
+static bool chan_refuse(struct vkg_vk_chan_plan *pl, const char *reason) {
+    pl->taken = false;
+    pl->reason = reason;
+    return false;
+}
+
+/* What a plan works from, besides the plan itself. */
+struct chan_ctx {
+    const struct vkg_scan_dims *d;
+    const struct vkg_vk_limits *lim;
+    uint64_t ds, D, nt, nq; /* d_state, d_inner, tokens, sequences */
+    uint32_t wg_max;        /* the largest 1-D workgroup */
+    uint32_t dsl;           /* states per lane in CHAN_BACK */
 };
 
-static bool chan_plan_make(const struct vkg_vk_device *dev, const struct vkg_scan_dims *d,
-                           struct chan_plan *cp) {
-    const struct vkg_vulkan_device_info *info = vkg_vk_device_info(dev);
-    const struct vkg_vk_chan_tuning *tu = &dev->tuning.chan;
-    if (!d->mamba1 || d->head_dim != 1 || d->n_group != 1 || d->d_state < 1) return false;
-    const uint32_t sg = dev->subgroup_fixed;
-    if (!dev->subgroup_shuffle || sg < 1 || sg > 128 || (sg & (sg - 1)) != 0) return false;
-    const uint64_t ds = (uint64_t)d->d_state, D = (uint64_t)d->n_head;
-    const uint64_t nt = (uint64_t)d->n_tok, nq = (uint64_t)d->n_seqs;
-    if (nt < 1 || nq < 1 || D < 1) return false;
-    /* GPUs: long sequences or big nodes only (chan.min_tokens, chan.min_work). */
-    if (nt < (uint64_t)tu->min_tokens && D * nt * nq < (uint64_t)tu->min_work) return false;
+/* The node's form, the device's subgroup, the size rule and the lanes. */
+static bool chan_plan_lanes(struct chan_ctx *c, const struct vkg_vk_chan_tuning *t,
+                            struct vkg_vk_chan_plan *pl) {
+    const struct vkg_scan_dims *d = c->d;
+    if (!d->mamba1 || d->head_dim != 1 || d->n_group != 1 || d->d_state < 1 || d->n_tok < 1 ||
+        d->n_seqs < 1 || d->n_head < 1)
+        return chan_refuse(pl, "not a Mamba-1 node");
+    const uint32_t sg = c->lim->subgroup_fixed;
+    if (!c->lim->subgroup_shuffle || sg < 1 || sg > 128 || (sg & (sg - 1)) != 0)
+        return chan_refuse(pl, "no fixed subgroup size with shuffles");
+    c->ds = (uint64_t)d->d_state, c->D = (uint64_t)d->n_head;
+    c->nt = (uint64_t)d->n_tok, c->nq = (uint64_t)d->n_seqs;
+    if (c->nt < (uint64_t)t->min_tokens && c->D * c->nt * c->nq < (uint64_t)t->min_work)
+        return chan_refuse(pl, "below chan.min_tokens and chan.min_work");
     /* Lanes per channel: 2 where d_state splits evenly (halves the
      * registers; the sums over n then take one shuffle). */
-    const uint32_t nl = ds % 2 == 0 && ds >= 4 && sg >= 2 ? 2 : 1;
-    if (ds / nl > CHAN_DSL_MAX) return false;
+    pl->subgroup = sg;
+    pl->lanes = c->ds % 2 == 0 && c->ds >= 4 && sg >= 2 ? 2 : 1;
+    if (c->ds / pl->lanes > CHAN_DSL_MAX) return chan_refuse(pl, "d_state past the registers");
+    c->dsl = (uint32_t)(c->ds / pl->lanes);
+    c->wg_max = c->lim->max_workgroup_invocations;
+    if (c->lim->max_workgroup_size[0] < c->wg_max) c->wg_max = c->lim->max_workgroup_size[0];
+    return true;
+}
+
+/* Chunks and sub-chunks. Longer chunks mean less scratch traffic (E, G per
+ * chunk) and less work per token in CHAN_SUM and CHAN_CARRY: by default the
+ * longest of 128, 64, 32 that leaves CHAN_GRID_MIN workgroups. */
+static void chan_plan_chunks(const struct chan_ctx *c, const struct vkg_vk_chan_tuning *t,
+                             struct vkg_vk_chan_plan *pl) {
     const uint32_t ks = CHAN_KS;
-    /* Longer chunks mean less scratch traffic (E, G per chunk) and less work
-     * per token in CHAN_SUM and CHAN_CARRY: the longest of 128, 64, 32 that
-     * leaves CHAN_GRID_MIN workgroups. */
-    uint32_t ct_def = CHAN_CT;
-    const uint64_t ncb_est = (D * nl + CHAN_WG - 1) / CHAN_WG;
-    for (uint32_t c = CHAN_CT_MAX; c > CHAN_CT; c /= 2)
-        if (ncb_est * ((nt + c - 1) / c) * nq >= CHAN_GRID_MIN) {
-            ct_def = c;
+    uint32_t ct = CHAN_CT;
+    const uint64_t ncb_est = chan_div_up(c->D * pl->lanes, CHAN_WG);
+    for (uint32_t n = CHAN_CT_MAX; n > CHAN_CT; n /= 2)
+        if (ncb_est * chan_div_up(c->nt, n) * c->nq >= CHAN_GRID_MIN) {
+            ct = n;
             break;
         }
-    uint32_t ct = tu->chunk_tokens < 0 ? ct_def : (uint32_t)tu->chunk_tokens;
+    if (t->chunk_tokens >= 0) ct = (uint32_t)t->chunk_tokens;
     ct = ct < ks ? ks : ct > 256 ? 256 : ct;
     ct = (ct + ks - 1) / ks * ks;
-    /* A sequence shorter than a chunk: one chunk of just its length
-     * (rounded up to whole sub-chunks). */
-    if (ct > nt) ct = (uint32_t)((nt + ks - 1) / ks * ks);
-    uint32_t lim = info->max_workgroup_invocations;
-    if (dev->props.limits.maxComputeWorkGroupSize[0] < lim)
-        lim = dev->props.limits.maxComputeWorkGroupSize[0];
-    uint32_t wg = chan_pow2_floor(CHAN_BACK_WG > lim ? lim : CHAN_BACK_WG);
+    /* A sequence shorter than a chunk: one chunk of just its length. */
+    if (ct > c->nt) ct = (uint32_t)chan_div_up(c->nt, ks) * ks;
+    pl->chunk_tokens = ct, pl->sub_tokens = ks;
+    pl->chunks = (uint32_t)chan_div_up(c->nt, ct);
+    /* One chunk has no CHAN_SUM to keep the starts: checkpoints instead. */
+    pl->one = pl->chunks == 1;
+    pl->sck = !pl->one && ct > ks;
+}
+
+/* CHAN_BACK: workgroups of CHAN_BACK_WG invocations, fewer where the
+ * sequence has fewer channels or the shared memory does not fit. */
+static bool chan_plan_back(const struct chan_ctx *c, struct vkg_vk_chan_plan *pl) {
+    const uint32_t sg = pl->subgroup, nl = pl->lanes, ct = pl->chunk_tokens, ks = pl->sub_tokens;
+    uint32_t wg = chan_pow2_floor(CHAN_BACK_WG > c->wg_max ? c->wg_max : CHAN_BACK_WG);
     if (wg < sg) wg = sg;
-    if (wg > lim) return false;
-    const uint64_t dsl = ds / nl, n_sub = ct / ks;
-    /* Fewer channels per workgroup than the sequence has: no idle lanes
-     * (down to one subgroup). */
-    while (wg > sg && (uint64_t)wg / 2 >= D * nl)
+    if (wg > c->wg_max) return chan_refuse(pl, "subgroup past the workgroup size");
+    while (wg > sg && (uint64_t)wg / 2 >= c->D * nl)
         wg /= 2;
-    /* SCK: CHAN_SUM keeps each sub-chunk's start (from zero), CHAN_BACK
-     * forms the start from it: no checkpoint replay, none in shared memory.
-     * Not for one chunk (no CHAN_SUM). */
-    cp->nc = (nt + ct - 1) / ct;
-    cp->one = cp->nc == 1;
-    /* (ks a power of two and a multiple of CHAN_SUM's 8-token batches.) */
-    cp->sck = !cp->one && ct > ks && (ks & (ks - 1)) == 0 && ks % 8 == 0;
-    uint64_t sh_back;
+    /* B, C staged, the checkpoints (without SCK), the subgroups' d_B / d_C sums. */
+    const uint64_t bc = 2ull * ct * c->ds;
+    uint64_t sh;
     for (;;) {
-        sh_back = 2ull * ct * ds + (cp->sck ? 0 : n_sub * dsl * wg) +
-                  2ull * ks * (wg / sg) * ds;
-        if (sh_back * sizeof(float) <= info->max_shared_memory) break;
-        if (wg <= sg) return false;
+        sh = bc + (pl->sck ? 0 : (uint64_t)(ct / ks) * c->dsl * wg) + 2ull * ks * (wg / sg) * c->ds;
+        if (sh * sizeof(float) <= c->lim->max_shared_memory) break;
+        if (wg <= sg) return chan_refuse(pl, "shared memory");
         wg /= 2;
     }
-    cp->sg = sg, cp->nl = nl, cp->dsl = (uint32_t)dsl, cp->ct = ct, cp->ks = ks, cp->wg = wg;
-    cp->vp = 1;
-    while (cp->vp < 2 * dsl)
-        cp->vp *= 2;
-    cp->rwg = CHAN_RWG < lim ? CHAN_RWG : chan_pow2_floor(lim);
-    if (cp->rwg < 32) return false; /* CHAN_REDUCE's d_A blocks */
-    /* B and C as vec4 where a lane's states come in fours. */
-    cp->vec4 = dsl % 4 == 0;
-    cp->sh_sum = (uint32_t)(2ull * ct * ds);
-    cp->sh_back = (uint32_t)(cp->vec4 ? sh_back - 2ull * ct * ds : sh_back);
-    if (cp->sh_back == 0) cp->sh_back = 1; /* an empty shared array is not valid */
-    const uint64_t cpw = wg / nl;          /* channels per workgroup */
-    cp->ncb = (D + cpw - 1) / cpw;
-    /* CHAN_SUM has no per-token sums over n: one lane per channel where its
-     * registers allow (no duplicated softplus). */
-    const uint32_t snl = 1; /* (ds <= 2 x CHAN_DSL_MAX here) */
-    uint32_t swg = chan_pow2_floor(CHAN_WG > lim ? lim : CHAN_WG);
-    while (swg > 32 && (uint64_t)swg / 2 >= D * snl)
-        swg /= 2;
-    cp->snl = snl, cp->swg = swg;
-    cp->svec4 = (ds / snl) % 4 == 0;
-    if (cp->svec4) cp->sh_sum = 1;
-    cp->sncb = (D + swg / snl - 1) / (swg / snl);
-    cp->nj = cp->ncb;
-    cp->st_floats =
-        nq * cp->nc * D * (2 * ds + 1) + (cp->sck ? nq * cp->nc * (ct / ks - 1) * (ds + 1) * D : 0);
-    cp->pt_floats = nq * cp->nc * ds * D + nq * nt * cp->nj * 2 * ds + nq * ds * D;
-    /* CHAN_CARRY: runs of about CHAN_CARRY_RUN chunks (one batch of loads
-     * per walk), at most CHAN_CG_MAX runs (the chained composites). */
-    uint32_t cg_def = 1;
-    while (cg_def < CHAN_CG_MAX && (uint64_t)cg_def * CHAN_CARRY_RUN < cp->nc)
-        cg_def *= 2;
-    const uint32_t cwg = cp->rwg;
-    cp->cwg = cwg;
-    uint32_t cg = cg_def;
-    while (cg > 1 && cg / 2 >= cp->nc)
-        cg /= 2;
-    cp->cg = cg;
-    /* Every index the shaders form stays in 32 bits; each scratch fits a
-     * binding; the grids fit vkg_vk_grid's fold. */
-    const uint64_t out =
-        ds * D * (uint64_t)d->n_slots + 2 * D * nt * nq + ds * D + 2 * ds * nt * nq;
-    const uint64_t big = cp->st_floats > cp->pt_floats ? cp->st_floats : cp->pt_floats;
-    const uint64_t range = dev->props.limits.maxStorageBufferRange;
-    if (big >= (1ull << 31) || out >= (1ull << 31) || big * sizeof(float) > range) return false;
-    if ((cp->ncb > cp->sncb ? cp->ncb : cp->sncb) * cp->nc * nq >= (1ull << 31)) return false;
-    if (info->is_cpu) {
-        /* Loop rounds per invocation, loosely bounded from above. */
-        const uint64_t carry = 4 * cp->nc + 2 * CHAN_RWG + 8;
-        const uint64_t reduce = nq * cp->nc + cp->nj + nq + 8;
-        const uint64_t walk = 4ull * ct + (2ull * ct * ds + wg - 1) / wg * 2 + 16;
-        if (carry > CHAN_LOOP_BUDGET || reduce > CHAN_LOOP_BUDGET || walk > CHAN_LOOP_BUDGET)
-            return false;
-    }
-    /* The builds: fixed where one matches; the generic ones only on CPU
-     * devices (see the head). */
-    cp->kback = NULL, cp->ksum = NULL;
-    for (size_t i = 0;
-         cp->vec4 && i < sizeof chan_back_fixed / sizeof chan_back_fixed[0];
-         i++)
-        if (chan_back_fixed[i].dsl == cp->dsl && chan_back_fixed[i].nl == nl &&
-            chan_back_fixed[i].ks == ks)
-            cp->kback = chan_back_fixed[i].k;
-    for (size_t i = 0; cp->svec4 && i < sizeof chan_sum_fixed / sizeof chan_sum_fixed[0];
-         i++)
-        if (chan_sum_fixed[i].dsl == ds / snl && chan_sum_fixed[i].nl == snl)
-            cp->ksum = chan_sum_fixed[i].k;
-    if ((!cp->kback || (!cp->ksum && !cp->one)) && !info->is_cpu) return false;
-    if (!cp->kback) cp->kback = cp->vec4 ? &k_back_wv4 : &k_back_w;
-    if (!cp->ksum) cp->ksum = cp->svec4 ? &k_sum_v4 : &k_sum;
+    uint32_t vp = 1; /* 2 x DSL padded to a power of two (the reduce-scatter) */
+    while (vp < 2 * c->dsl)
+        vp *= 2;
+    /* B and C as vec4 where a lane's states come in fours (a vec4 array
+     * apart from sh, the same bytes). */
+    const bool vec4 = c->dsl % 4 == 0;
+    uint32_t sh_spec = (uint32_t)(vec4 ? sh - bc : sh);
+    if (sh_spec == 0) sh_spec = 1; /* an empty shared array is not valid */
+    pl->back_build = vec4 ? VKG_VK_CHAN_GENERIC_VEC4 : VKG_VK_CHAN_GENERIC;
+    const uint32_t spec[8] = {wg, sh_spec, sg, ct, c->dsl, nl, ks, vp};
+    memcpy(pl->back.spec, spec, sizeof spec);
+    pl->back.shared_bytes = (uint32_t)((vec4 ? bc + sh_spec : sh_spec) * sizeof(float));
+    pl->partials = (uint32_t)chan_div_up(c->D, wg / nl);
+    pl->back.workgroups = (uint64_t)pl->partials * pl->chunks * c->nq;
     return true;
+}
+
+/* CHAN_SUM: one lane per channel (no per-token sums over n; d_state is at
+ * most 2 x CHAN_DSL_MAX here), workgroups of CHAN_WG. */
+static void chan_plan_sum(const struct chan_ctx *c, struct vkg_vk_chan_plan *pl) {
+    const uint32_t snl = 1, ct = pl->chunk_tokens;
+    uint32_t swg = chan_pow2_floor(CHAN_WG > c->wg_max ? c->wg_max : CHAN_WG);
+    while (swg > 32 && (uint64_t)swg / 2 >= c->D * snl)
+        swg /= 2;
+    const bool vec4 = (c->ds / snl) % 4 == 0;
+    const uint64_t bc = 2ull * ct * c->ds;
+    const uint32_t sh_spec = vec4 ? 1 : (uint32_t)bc;
+    pl->sum_build = vec4 ? VKG_VK_CHAN_GENERIC_VEC4 : VKG_VK_CHAN_GENERIC;
+    const uint32_t spec[8] = {swg, sh_spec, pl->subgroup, ct, (uint32_t)(c->ds / snl),
+                              snl, pl->sub_tokens, 2};
+    memcpy(pl->sum.spec, spec, sizeof spec);
+    pl->sum.shared_bytes = (uint32_t)((vec4 ? bc + sh_spec : sh_spec) * sizeof(float));
+    pl->sum.workgroups = chan_div_up(c->D, swg / snl) * pl->chunks * c->nq;
+}
+
+/* CHAN_CARRY: runs of about CHAN_CARRY_RUN chunks (one batch of loads per
+ * walk), at most CHAN_CG_MAX runs (the chained composites). CHAN_REDUCE: d_A
+ * by workgroups of 32 channels for one n, then an invocation per output of
+ * d_B / d_C and d_s. */
+static bool chan_plan_carry_reduce(const struct chan_ctx *c, struct vkg_vk_chan_plan *pl) {
+    const uint32_t rwg = CHAN_RWG < c->wg_max ? CHAN_RWG : chan_pow2_floor(c->wg_max);
+    if (rwg < 32) return chan_refuse(pl, "workgroups under 32 invocations"); /* d_A's blocks */
+    uint32_t cg = 1;
+    while (cg < CHAN_CG_MAX && (uint64_t)cg * CHAN_CARRY_RUN < pl->chunks)
+        cg *= 2;
+    while (cg > 1 && cg / 2 >= pl->chunks)
+        cg /= 2;
+    const uint32_t sg = pl->subgroup, ct = pl->chunk_tokens, nl = pl->lanes;
+    const uint32_t ks = pl->sub_tokens, vp = pl->back.spec[7];
+    /* CHAN_CARRY's spec 6: a run kept in registers from its composite to its walks. */
+    const uint32_t carry[8] = {rwg, 1, sg, ct, cg, nl, 1, vp};
+    const uint32_t reduce[8] = {rwg, 1, sg, ct, c->dsl, nl, ks, vp};
+    memcpy(pl->carry.spec, carry, sizeof carry);
+    memcpy(pl->reduce.spec, reduce, sizeof reduce);
+    pl->carry.shared_bytes = 3 * rwg * sizeof(float);
+    pl->reduce.shared_bytes = rwg * sizeof(float);
+    pl->carry.workgroups = chan_div_up(c->D, rwg / cg) * c->ds * c->nq;
+    const uint64_t n_el = c->ds * c->D * (uint64_t)c->d->n_slots;
+    pl->reduce.workgroups =
+        chan_div_up(c->D, 32) * c->ds + chan_div_up(2 * c->ds * c->nt * c->nq + n_el, rwg);
+    return true;
+}
+
+/* The scratch, and the limits on indices, bindings, grids and (CPU
+ * devices) loop rounds. */
+static bool chan_plan_scratch(const struct chan_ctx *c, struct vkg_vk_chan_plan *pl) {
+    const uint64_t ds = c->ds, D = c->D, nq = c->nq, nc = pl->chunks;
+    pl->state_floats = nq * nc * D * (2 * ds + 1) +
+                       (pl->sck ? nq * nc * (pl->chunk_tokens / pl->sub_tokens - 1) * (ds + 1) * D : 0);
+    pl->partial_floats = nq * nc * ds * D + nq * c->nt * pl->partials * 2 * ds + nq * ds * D;
+    const uint64_t out = ds * D * (uint64_t)c->d->n_slots + 2 * D * c->nt * nq + ds * D +
+                         2 * ds * c->nt * nq;
+    const uint64_t big =
+        pl->state_floats > pl->partial_floats ? pl->state_floats : pl->partial_floats;
+    if (big >= (1ull << 31) || out >= (1ull << 31)) return chan_refuse(pl, "index past 32 bits");
+    if (big * sizeof(float) > c->lim->max_storage_buffer_range)
+        return chan_refuse(pl, "scratch past one binding");
+    const uint64_t wgs = pl->back.workgroups > pl->sum.workgroups ? pl->back.workgroups
+                                                                  : pl->sum.workgroups;
+    if (wgs >= (1ull << 31)) return chan_refuse(pl, "grid past 31 bits");
+    if (c->lim->is_cpu) {
+        /* Loop rounds per invocation, loosely bounded from above. */
+        const uint64_t carry = 4 * nc + 2 * CHAN_RWG + 8;
+        const uint64_t reduce = nq * nc + pl->partials + nq + 8;
+        const uint32_t wg = pl->back.spec[0];
+        const uint64_t walk = 4ull * pl->chunk_tokens +
+                              chan_div_up(2ull * pl->chunk_tokens * ds, wg) * 2 + 16;
+        if (carry > CHAN_LOOP_BUDGET || reduce > CHAN_LOOP_BUDGET || walk > CHAN_LOOP_BUDGET)
+            return chan_refuse(pl, "loop rounds past llvmpipe's budget");
+    }
+    return true;
+}
+
+/* The builds: fixed where one matches; GPUs run nothing else (see the head). */
+static bool chan_plan_builds(const struct chan_ctx *c, struct vkg_vk_chan_plan *pl) {
+    const bool back_fixed = pl->back_build == VKG_VK_CHAN_GENERIC_VEC4 && c->dsl == 8 &&
+                            pl->lanes == 2 && pl->sub_tokens == 8;
+    const bool sum_fixed = pl->sum_build == VKG_VK_CHAN_GENERIC_VEC4 && c->ds == 16;
+    if (back_fixed) pl->back_build = VKG_VK_CHAN_FIXED_D16;
+    if (sum_fixed) pl->sum_build = VKG_VK_CHAN_FIXED_D16;
+    if ((!back_fixed || (!sum_fixed && !pl->one)) && !c->lim->is_cpu)
+        return chan_refuse(pl, "no fixed build for this d_state (GPUs)");
+    return true;
+}
+
+bool vkg_vk_chan_plan_make(const struct vkg_scan_dims *d, const struct vkg_vk_limits *lim,
+                           const struct vkg_vk_chan_tuning *t, struct vkg_vk_chan_plan *pl) {
+    memset(pl, 0, sizeof *pl);
+    struct chan_ctx c = {.d = d, .lim = lim};
+    if (!chan_plan_lanes(&c, t, pl)) return false;
+    chan_plan_chunks(&c, t, pl);
+    if (!chan_plan_back(&c, pl)) return false;
+    chan_plan_sum(&c, pl);
+    if (!chan_plan_carry_reduce(&c, pl) || !chan_plan_scratch(&c, pl) ||
+        !chan_plan_builds(&c, pl))
+        return false;
+    pl->taken = true;
+    return true;
+}
+
+/* ---- record ---- */
+
+static enum vkg_status chan_dispatch(struct vkg_vk_encoder *enc, const struct vkg_vk_kernel *k,
+                                     const struct vkg_vk_chan_dispatch *dp,
+                                     const struct vkg_tensor *const t[11],
+                                     const struct chan_push *p) {
+    uint32_t gx, gy;
+    vkg_vk_grid(enc, dp->workgroups, &gx, &gy);
+    return vkg_vk_dispatch(enc, k, dp->spec, 8, t, 11, p, gx, gy, 1);
 }
 
 bool vkg_vk_scan_back_chan(struct vkg_vk_encoder *enc, const struct vkg_tensor *node,
                            const struct vkg_scan_dims *d, enum vkg_status *st) {
     const struct vkg_vk_device *dev = vkg_vk_encoder_device(enc);
-    struct chan_plan cp;
-    if (!chan_plan_make(dev, d, &cp)) return false;
-    const struct vkg_tensor *s = node->src[0], *x = node->src[1], *dt = node->src[2],
-                            *A = node->src[3], *B = node->src[4], *C = node->src[5],
-                            *ids = node->src[6], *g = node->src[7];
-    const struct vkg_tensor *sst = vkg_vk_scratch(enc, (size_t)cp.st_floats * sizeof(float));
+    struct vkg_vk_chan_plan pl;
+    if (!vkg_vk_chan_plan_make(d, &dev->limits, &dev->tuning.chan, &pl)) return false;
+    const struct vkg_tensor *sst = vkg_vk_scratch(enc, (size_t)pl.state_floats * sizeof(float));
     const struct vkg_tensor *spt =
-        sst ? vkg_vk_scratch(enc, (size_t)cp.pt_floats * sizeof(float)) : NULL;
+        sst ? vkg_vk_scratch(enc, (size_t)pl.partial_floats * sizeof(float)) : NULL;
     if (!sst || !spt) {
         *st = VKG_STATUS_OUT_OF_MEMORY;
         return true;
     }
     struct chan_push p = {0};
     p.ds = (uint32_t)d->d_state, p.D = (uint32_t)d->n_head, p.nt = (uint32_t)d->n_tok;
-    p.nq = (uint32_t)d->n_seqs, p.nc = (uint32_t)cp.nc, p.n_slots = (uint32_t)d->n_slots;
-    p.nj = (uint32_t)cp.nj;
-    p.flags = (cp.one ? 1u : 0u) | (cp.sck ? 2u : 0u);
-    p.ks = cp.ks;
+    p.nq = (uint32_t)d->n_seqs, p.nc = pl.chunks, p.n_slots = (uint32_t)d->n_slots;
+    p.nj = pl.partials;
+    p.flags = (pl.one ? 1u : 0u) | (pl.sck ? 2u : 0u);
+    p.ks = pl.sub_tokens;
     VKG_SCAN_PUSH_INPUTS(p, enc, node);
-    p.off_g = vkg_vk_elem_offset(enc, g);
+    p.off_g = vkg_vk_elem_offset(enc, node->src[7]);
     p.off_st = vkg_vk_elem_offset(enc, sst);
     p.off_pt = vkg_vk_elem_offset(enc, spt);
-
-    const struct vkg_tensor *t[11] = {s, x, dt, A, B, C, ids, g, node, sst, spt};
-    const uint32_t spec_sum[8] = {cp.swg, cp.sh_sum, cp.sg, cp.ct, p.ds / cp.snl, cp.snl, cp.ks, 2};
-    const uint32_t spec_back[8] = {cp.wg, cp.sh_back, cp.sg, cp.ct, cp.dsl, cp.nl, cp.ks, cp.vp};
-    const uint32_t spec_r[8] = {cp.rwg, 1, cp.sg, cp.ct, cp.dsl, cp.nl, cp.ks, cp.vp};
-    const uint64_t n_wg = cp.ncb * cp.nc * (uint64_t)d->n_seqs;
-    const uint64_t n_swg = cp.sncb * cp.nc * (uint64_t)d->n_seqs;
-    const uint64_t n_el = (uint64_t)d->d_state * (uint64_t)d->n_head;
-    /* CHAN_REDUCE: d_A by workgroups of 32 channels for one n, then an
-     * invocation per output of d_B / d_C and d_s. */
-    const uint64_t n_red =
-        (d->n_head + 31) / 32 * (uint64_t)d->d_state +
-        (2ull * d->d_state * d->n_tok * d->n_seqs + n_el * (uint64_t)d->n_slots + cp.rwg - 1) /
-            cp.rwg;
-    /* CHAN_CARRY's spec 6: runs of at most 8 chunks kept in registers (1). */
-    const uint32_t spec_c[8] = {cp.cwg, 1, cp.sg, cp.ct, cp.cg, cp.nl, 1, cp.vp};
-    const uint64_t n_cwg = (d->n_head + cp.cwg / cp.cg - 1) / (cp.cwg / cp.cg) *
-                           (uint64_t)d->d_state * (uint64_t)d->n_seqs;
-    uint32_t gx, gy;
-    *st = VKG_STATUS_OK;
-    if (!cp.one) { /* one chunk: the entry state and g_S are CHAN_BACK's inputs */
-        vkg_vk_grid(enc, n_swg, &gx, &gy);
-        *st = vkg_vk_dispatch(enc, cp.ksum, spec_sum, 8, t, 11, &p, gx, gy, 1);
+    struct vkg_tensor *const *in = node->src;
+    const struct vkg_tensor *t[11] = {in[0], in[1], in[2], in[3], in[4], in[5],
+                                      in[6], in[7], node,  sst,   spt};
+    /* One chunk: the entry state and g_S are CHAN_BACK's inputs. */
+    if (!pl.one) {
+        *st = chan_dispatch(enc, &k_sum[pl.sum_build], &pl.sum, t, &p);
         if (*st != VKG_STATUS_OK) return true;
         vkg_vk_barrier(enc);
-        vkg_vk_grid(enc, n_cwg, &gx, &gy);
-        *st = vkg_vk_dispatch(enc, &k_carry, spec_c, 8, t, 11, &p, gx, gy, 1);
+        *st = chan_dispatch(enc, &k_carry, &pl.carry, t, &p);
         if (*st != VKG_STATUS_OK) return true;
         vkg_vk_barrier(enc);
     }
-    vkg_vk_grid(enc, n_wg, &gx, &gy);
-    *st = vkg_vk_dispatch(enc, cp.kback, spec_back, 8, t, 11, &p, gx, gy, 1);
+    *st = chan_dispatch(enc, &k_back[pl.back_build], &pl.back, t, &p);
     if (*st != VKG_STATUS_OK) return true;
     vkg_vk_barrier(enc);
-    vkg_vk_grid(enc, n_red, &gx, &gy);
-    *st = vkg_vk_dispatch(enc, &k_reduce, spec_r, 8, t, 11, &p, gx, gy, 1);
+    *st = chan_dispatch(enc, &k_reduce, &pl.reduce, t, &p);
     return true;
 }
 
