@@ -26,6 +26,8 @@
  * reductions; row count within 32 bits. Tuning: struct vkg_vk_xent_tuning
  * (cross_entropy_plan.h). Design and measurements: cross_entropy.md.
  */
+#include <stdio.h>
+
 #include "vk_impl.h"
 
 #include "vkg_vk_spv_cross_entropy_back_cut.spv.h"
@@ -63,54 +65,18 @@ static const struct vkg_vk_kernel k_back_cut =
  * logits per invocation in registers, so a wide group holds a whole row. */
 enum { XENT_WG_FWD = 256, XENT_WG_BACK = 1024 };
 
+/* ---- plan ---- */
+
 /* Largest power of two <= min(want, the device's limits). */
-static uint32_t xent_wg(const struct vkg_vk_device *dev, uint32_t want) {
-    uint32_t lim = dev->info.max_workgroup_invocations;
-    if (dev->props.limits.maxComputeWorkGroupSize[0] < lim)
-        lim = dev->props.limits.maxComputeWorkGroupSize[0];
-    if (lim > want) lim = want;
+static uint32_t xent_wg(const struct vkg_vk_limits *lim, uint32_t want) {
+    uint32_t max = lim->max_workgroup_invocations;
+    if (lim->max_workgroup_size[0] < max) max = lim->max_workgroup_size[0];
+    if (max > want) max = want;
     uint32_t wg = 1;
-    while (wg * 2 <= lim)
+    while (wg * 2 <= max)
         wg *= 2;
     return wg;
 }
-
-static bool xent_supports(const struct vkg_vk_device *dev, const struct vkg_tensor *node,
-                          char *reason, size_t n) {
-    /* Three float arrays of WG entries for the row reductions. */
-    const uint32_t need =
-        3 * xent_wg(dev, node->op == VKG_OP_CROSS_ENTROPY_LOSS ? XENT_WG_FWD : XENT_WG_BACK) *
-        (uint32_t)sizeof(float);
-    if (dev->info.max_shared_memory < need) {
-        vkg_reason(reason, n, "%s needs %u B > %u B (shared memory)", vkg_op_slug(node->op), need,
-                   dev->info.max_shared_memory);
-        return false;
-    }
-    const struct vkg_tensor *x =
-        node->op == VKG_OP_CROSS_ENTROPY_LOSS ? node->src[0] : node->src[1];
-    const uint64_t nr = (uint64_t)x->ne[1] * x->ne[2] * x->ne[3];
-    if (nr > UINT32_MAX) {
-        vkg_reason(reason, n, "%s rows=%llu > %u (32-bit row index)", vkg_op_slug(node->op),
-                   (unsigned long long)nr, UINT32_MAX);
-        return false;
-    }
-    return true;
-}
-
-static void fill_push(struct vkg_xent_push *p, const struct vkg_tensor *x,
-                      const struct vkg_tensor *l) {
-    p->nc = (uint32_t)x->ne[0];
-    p->ne1 = (uint32_t)x->ne[1];
-    p->ne2 = (uint32_t)x->ne[2];
-    p->nr = (uint32_t)(x->ne[1] * x->ne[2] * x->ne[3]);
-    for (int i = 0; i < 4; i++) {
-        p->sx[i] = vkg_vk_elem_stride(x->nb[i]);
-        p->sl[i] = vkg_vk_elem_stride(l->nb[i]);
-    }
-    p->inv_nr = (float)(1.0 / (double)p->nr);
-}
-
-/* ---- rows held in registers (cross_entropy_{back,fwd}_rows.comp) ---- */
 
 /* A row fits when it needs at most XENT_ROWS_MAX_PER_INV values per
  * invocation. Workgroups grow from XENT_ROWS_WG_MIN until each invocation has
@@ -137,27 +103,20 @@ enum {
     XENT_ROWS_LB_SCALAR = 32,
 };
 
-struct xent_rows_plan {
-    uint32_t wg, cache, vec4, lb, tail, tb;
-    bool whole; /* vec4 form, every row of whole 16-byte groups (ALIGNED) */
-};
-
 /* The 16-byte form cuts every row at the buffers' own 16-byte boundaries:
  * it needs unit strides along the classes, bindings that start 16-byte
  * aligned, and each logits and labels row starting at the residue mod 4 of
  * its (contiguous) result row, so that one cut serves all three. */
-static bool xent_vec4_ok(const struct vkg_vk_device *dev, const struct vkg_xent_push *p,
-                         const struct vkg_tensor *x, const struct vkg_tensor *l) {
-    if (dev->props.limits.minStorageBufferOffsetAlignment % 16 || p->sx[0] != 1 || p->sl[0] != 1 ||
+static bool xent_vec4_ok(const struct vkg_vk_limits *lim, const struct vkg_vk_xent_problem *p) {
+    if (lim->storage_offset_alignment % 16 || p->sx[0] != 1 || p->sl[0] != 1 ||
         p->off_x % 4 != p->off_d % 4 || p->off_l % 4 != p->off_d % 4)
         return false;
     /* Row r = r1 + ne1 (r2 + ne2 r3) starts at r1 s1 + r2 s2 + r3 s3 in x
      * and l, at r nc in the result: equal mod 4 for every row. */
-    uint64_t span = p->nc; /* elements of the result per step of dim d */
+    uint64_t span = p->ne[0]; /* elements of the result per step of dim d */
     for (int d = 1; d < 4; d++) {
-        if ((x->ne[d] > 1 && (p->sx[d] - span) % 4) || (l->ne[d] > 1 && (p->sl[d] - span) % 4))
-            return false;
-        span *= (uint64_t)x->ne[d];
+        if (p->ne[d] > 1 && ((p->sx[d] - span) % 4 || (p->sl[d] - span) % 4)) return false;
+        span *= p->ne[d];
     }
     return true;
 }
@@ -165,112 +124,191 @@ static bool xent_vec4_ok(const struct vkg_vk_device *dev, const struct vkg_xent_
 /* 16-byte groups of the longest row (vec4 form): a row of nc classes
  * starting at residue r mod 4 spans (r + nc - 1) / 4 + 1 of them; rows of a
  * multiple of 4 classes all start at off_d's residue. */
-static uint32_t xent_groups(const struct vkg_xent_push *p) {
+static uint32_t xent_groups(uint32_t nc, uint32_t off_d) {
     uint32_t ng = 0;
     for (uint32_t r = 0; r < 4; r++)
-        if (p->nc % 4 != 0 || r == p->off_d % 4) {
-            const uint32_t g = (r + p->nc - 1) / 4 + 1;
+        if (nc % 4 != 0 || r == off_d % 4) {
+            const uint32_t g = (r + nc - 1) / 4 + 1;
             if (g > ng) ng = g;
         }
     return ng;
 }
 
-/* Whether a rows kernel takes a row of nc classes, and how (xent.rows 0:
- * never). */
-static bool xent_rows_plan(const struct vkg_vk_device *dev, bool vec4_ok,
-                           const struct vkg_xent_push *p, struct xent_rows_plan *pl) {
-    const struct vkg_vk_xent_tuning *t = &dev->tuning.xent;
-    const uint32_t nc = p->nc;
-    if (!t->rows || nc == 0) return false;
-    if (!vec4_ok && nc > XENT_ROWS_SCALAR_MAX) return false;
-    const uint32_t sg = dev->info.subgroup_size, wg_max = xent_wg(dev, XENT_ROWS_WG_MAX);
-    if (sg == 0 || wg_max < sg || wg_max % sg || !dev->subgroup_shuffle) return false;
+/* Rows past the registers (16-byte form): the first tail_cache vec4s per
+ * invocation in registers, the rest streamed twice; sizes by alignment
+ * unless the tuning names them. False if the device's subgroups do not
+ * divide the workgroup. */
+static bool plan_tail(const struct vkg_vk_limits *lim, const struct vkg_vk_xent_tuning *t,
+                      struct vkg_vk_xent_plan *pl) {
+    uint32_t twg = pl->whole ? XENT_ROWS_TAIL_WG_A : XENT_ROWS_TAIL_WG_C;
+    pl->cache = pl->whole ? XENT_ROWS_TAIL_CACHE_A : XENT_ROWS_TAIL_CACHE_C;
+    pl->tb = pl->whole ? XENT_ROWS_TB_A : XENT_ROWS_TB_C;
+    if (t->tail_wg > 0) twg = (uint32_t)t->tail_wg;
+    if (t->tail_cache > 0) pl->cache = (uint32_t)t->tail_cache;
+    if (t->tail_batch > 0) pl->tb = (uint32_t)t->tail_batch;
+    pl->wg = xent_wg(lim, twg);
+    pl->tail = 1;
+    return pl->wg >= lim->subgroup_size && pl->wg % lim->subgroup_size == 0;
+}
+
+/* Whether a rows kernel takes the node's rows, and its sizes (xent.rows 0:
+ * never). vec4: the 16-byte form applies (backward only). */
+static bool plan_rows(const struct vkg_vk_limits *lim, const struct vkg_vk_xent_tuning *t,
+                      const struct vkg_vk_xent_problem *p, bool vec4,
+                      struct vkg_vk_xent_plan *pl) {
+    const uint32_t nc = p->ne[0], sg = lim->subgroup_size, wg_max = xent_wg(lim, XENT_ROWS_WG_MAX);
+    if (!t->rows || nc == 0 || (!vec4 && nc > XENT_ROWS_SCALAR_MAX)) return false;
+    if (sg == 0 || wg_max < sg || wg_max % sg || !lim->subgroup_shuffle) return false;
     uint32_t wg = XENT_ROWS_WG_MIN > sg ? XENT_ROWS_WG_MIN : sg;
     while (wg < wg_max && (uint64_t)wg * XENT_ROWS_AIM < nc)
         wg *= 2;
-    if (wg > wg_max) wg = wg_max;
-    const uint32_t slots = vec4_ok ? xent_groups(p) : nc; /* cached slots a row needs */
-    const uint32_t unit = vec4_ok ? 4 : 1;                /* floats per slot */
-    pl->wg = wg;
-    pl->vec4 = vec4_ok;
-    pl->cache = (slots + wg - 1) / wg;
-    pl->lb = vec4_ok ? XENT_ROWS_LB_VEC4 : XENT_ROWS_LB_SCALAR;
+    const uint32_t slots = vec4 ? xent_groups(nc, p->off_d) : nc; /* cached slots a row needs */
+    const uint32_t unit = vec4 ? 4 : 1;                            /* floats per slot */
+    pl->wg = wg > wg_max ? wg_max : wg;
+    pl->vec4 = vec4;
+    pl->cache = (slots + pl->wg - 1) / pl->wg;
+    pl->lb = vec4 ? XENT_ROWS_LB_VEC4 : XENT_ROWS_LB_SCALAR;
     pl->tail = 0;
     pl->tb = XENT_ROWS_TB;
-    pl->whole = vec4_ok && nc % 4 == 0 && p->off_d % 4 == 0;
-    /* Longer rows (vec4 form): the first XENT_ROWS_TAIL_CACHE_* vec4s per
-     * invocation in registers, the rest streamed twice; xent.tail=always
-     * takes this form for every vec4 row (a row shorter than the cached
-     * vec4s streams nothing). */
-    const bool tail_forced = vec4_ok && t->tail == VKG_VK_XENT_TAIL_ALWAYS;
-    if (vec4_ok && ((uint64_t)pl->cache * unit > XENT_ROWS_MAX_PER_INV || tail_forced)) {
-        uint32_t twg = pl->whole ? XENT_ROWS_TAIL_WG_A : XENT_ROWS_TAIL_WG_C;
-        uint32_t tc = pl->whole ? XENT_ROWS_TAIL_CACHE_A : XENT_ROWS_TAIL_CACHE_C;
-        uint32_t tb = pl->whole ? XENT_ROWS_TB_A : XENT_ROWS_TB_C;
-        if (t->tail_wg > 0) twg = (uint32_t)t->tail_wg;
-        if (t->tail_cache > 0) tc = (uint32_t)t->tail_cache;
-        if (t->tail_batch > 0) tb = (uint32_t)t->tail_batch;
-        wg = xent_wg(dev, twg);
-        if (wg < sg || wg % sg) return false;
-        pl->wg = wg;
-        pl->cache = tc;
-        pl->tb = tb;
-        pl->tail = 1;
-    }
+    pl->whole = vec4 && nc % 4 == 0 && p->off_d % 4 == 0;
+    const bool past = (uint64_t)pl->cache * unit > XENT_ROWS_MAX_PER_INV;
+    if (vec4 && (past || t->tail == VKG_VK_XENT_TAIL_ALWAYS) && !plan_tail(lim, t, pl))
+        return false;
     if ((uint64_t)pl->cache * unit > XENT_ROWS_MAX_PER_INV) return false;
-    return dev->info.max_shared_memory >= 3 * pl->wg * (uint32_t)sizeof(float);
+    return lim->max_shared_memory >= 3 * pl->wg * (uint32_t)sizeof(float);
+}
+
+/* The backward's kernel: the rows kernel where it takes the rows (the cut
+ * build for rows that are not all whole 16-byte groups or stream a tail;
+ * see cross_entropy.md for why two builds), else the streaming one. */
+static void plan_backward(const struct vkg_vk_limits *lim, const struct vkg_vk_xent_tuning *t,
+                          const struct vkg_vk_xent_problem *p, struct vkg_vk_xent_plan *pl) {
+    if (!plan_rows(lim, t, p, xent_vec4_ok(lim, p), pl)) {
+        pl->kernel = VKG_VK_XENT_LOSS_BACK;
+        pl->wg = xent_wg(lim, XENT_WG_BACK);
+        return;
+    }
+    pl->kernel = pl->vec4 && (pl->tail || !pl->whole) ? VKG_VK_XENT_BACK_CUT
+                                                       : VKG_VK_XENT_BACK_ROWS;
+}
+
+static bool plan_refuse(const struct vkg_vk_xent_problem *p, const struct vkg_vk_limits *lim,
+                        char *reason, size_t n) {
+    /* Three float arrays of WG entries for the row reductions. */
+    const uint32_t need = 3 * xent_wg(lim, p->backward ? XENT_WG_BACK : XENT_WG_FWD) * 4;
+    const uint64_t rows = (uint64_t)p->ne[1] * p->ne[2] * p->ne[3];
+    if (lim->max_shared_memory < need) {
+        snprintf(reason, n, "needs %u B > %u B (shared memory)", need, lim->max_shared_memory);
+        return true;
+    }
+    if (rows > UINT32_MAX) {
+        snprintf(reason, n, "rows=%llu > %u (32-bit row index)", (unsigned long long)rows,
+                 UINT32_MAX);
+        return true;
+    }
+    return false;
+}
+
+bool vkg_vk_xent_plan_make(const struct vkg_vk_xent_problem *p, const struct vkg_vk_limits *lim,
+                           const struct vkg_vk_xent_tuning *t, struct vkg_vk_xent_plan *pl,
+                           char *reason, size_t reason_size) {
+    if (plan_refuse(p, lim, reason, reason_size)) return false;
+    *pl = (struct vkg_vk_xent_plan){.rows = p->ne[1] * p->ne[2] * p->ne[3]};
+    if (p->backward) {
+        plan_backward(lim, t, p, pl);
+    } else {
+        pl->sum_wg = xent_wg(lim, XENT_WG_FWD);
+        pl->scratch_bytes = (uint64_t)pl->rows * sizeof(float);
+        pl->kernel = plan_rows(lim, t, p, false, pl) ? VKG_VK_XENT_FWD_ROWS : VKG_VK_XENT_LOSS_ROWS;
+        if (pl->kernel == VKG_VK_XENT_LOSS_ROWS) pl->wg = pl->sum_wg;
+    }
+    pl->shared_bytes = 3 * pl->wg * (uint32_t)sizeof(float);
+    return true;
+}
+
+/* ---- record ---- */
+
+static bool xent_supports(const struct vkg_vk_device *dev, const struct vkg_tensor *node,
+                          char *reason, size_t n) {
+    const struct vkg_tensor *x =
+        node->op == VKG_OP_CROSS_ENTROPY_LOSS ? node->src[0] : node->src[1];
+    struct vkg_vk_xent_problem p = {.backward = node->op == VKG_OP_CROSS_ENTROPY_LOSS_BACK};
+    char why[128];
+    for (int i = 1; i < 4; i++)
+        p.ne[i] = x->ne[i] > UINT32_MAX ? UINT32_MAX : (uint32_t)x->ne[i];
+    if (!plan_refuse(&p, &dev->limits, why, sizeof why)) return true;
+    vkg_reason(reason, n, "%s %s", vkg_op_slug(node->op), why);
+    return false;
+}
+
+/* The node's problem and push block (off_d: the gradient, or the forward's
+ * scratch, set by the caller). */
+static void problem_of(struct vkg_vk_encoder *enc, const struct vkg_tensor *node,
+                       struct vkg_vk_xent_problem *pr, struct vkg_xent_push *p) {
+    const bool back = node->op == VKG_OP_CROSS_ENTROPY_LOSS_BACK;
+    const struct vkg_tensor *x = node->src[back ? 1 : 0], *l = node->src[back ? 2 : 1];
+    *pr = (struct vkg_vk_xent_problem){.backward = back};
+    *p = (struct vkg_xent_push){.nr = (uint32_t)(x->ne[1] * x->ne[2] * x->ne[3])};
+    for (int i = 0; i < 4; i++) {
+        pr->ne[i] = (uint32_t)x->ne[i];
+        pr->sx[i] = p->sx[i] = vkg_vk_elem_stride(x->nb[i]);
+        pr->sl[i] = p->sl[i] = vkg_vk_elem_stride(l->nb[i]);
+    }
+    p->nc = pr->ne[0], p->ne1 = pr->ne[1], p->ne2 = pr->ne[2];
+    p->inv_nr = (float)(1.0 / (double)p->nr);
+    pr->off_x = p->off_x = vkg_vk_elem_offset(enc, x);
+    pr->off_l = p->off_l = vkg_vk_elem_offset(enc, l);
+    if (back) {
+        p->off_g = vkg_vk_elem_offset(enc, node->src[0]);
+        pr->off_d = p->off_d = vkg_vk_elem_offset(enc, node);
+    }
+}
+
+/* The plan's kernel over one workgroup per row. */
+static enum vkg_status record_rows(struct vkg_vk_encoder *enc, const struct vkg_vk_xent_plan *pl,
+                                   const struct vkg_tensor *const *t, const struct vkg_xent_push *p) {
+    static const struct vkg_vk_kernel *const kernels[] = {
+        [VKG_VK_XENT_LOSS_ROWS] = &k_rows,     [VKG_VK_XENT_FWD_ROWS] = &k_fwd_rows,
+        [VKG_VK_XENT_LOSS_BACK] = &k_back,     [VKG_VK_XENT_BACK_ROWS] = &k_back_rows,
+        [VKG_VK_XENT_BACK_CUT] = &k_back_cut,
+    };
+    static const uint32_t n_spec[] = {
+        [VKG_VK_XENT_LOSS_ROWS] = 1, [VKG_VK_XENT_FWD_ROWS] = 2, [VKG_VK_XENT_LOSS_BACK] = 1,
+        [VKG_VK_XENT_BACK_ROWS] = 4, [VKG_VK_XENT_BACK_CUT] = 7,
+    };
+    const uint32_t spec[7] = {pl->wg, pl->cache, pl->vec4, pl->lb, pl->tail, pl->tb, pl->whole};
+    const uint32_t n_bufs = pl->kernel >= VKG_VK_XENT_LOSS_BACK ? 4 : 3;
+    uint32_t gx, gy;
+    vkg_vk_grid(enc, pl->rows, &gx, &gy);
+    return vkg_vk_dispatch(enc, kernels[pl->kernel], spec, n_spec[pl->kernel], t, n_bufs, p, gx,
+                           gy, 1);
 }
 
 static enum vkg_status xent_encode(struct vkg_vk_encoder *enc, const struct vkg_tensor *node) {
     const struct vkg_vk_device *dev = vkg_vk_encoder_device(enc);
-    const uint32_t spec[1] = {
-        xent_wg(dev, node->op == VKG_OP_CROSS_ENTROPY_LOSS ? XENT_WG_FWD : XENT_WG_BACK)};
-    struct vkg_xent_push p = {0};
-    uint32_t gx, gy;
-    enum vkg_status st;
-
-    if (node->op == VKG_OP_CROSS_ENTROPY_LOSS_BACK) {
+    struct vkg_vk_xent_problem pr;
+    struct vkg_xent_push p;
+    struct vkg_vk_xent_plan pl;
+    char why[128];
+    problem_of(enc, node, &pr, &p);
+    const struct vkg_tensor *rows = NULL;
+    if (!pr.backward) {
+        rows = vkg_vk_scratch(enc, (size_t)p.nr * sizeof(float));
+        if (!rows) return VKG_STATUS_OUT_OF_MEMORY;
+        p.off_d = pr.off_d = vkg_vk_elem_offset(enc, rows);
+    }
+    if (!vkg_vk_xent_plan_make(&pr, &dev->limits, &dev->tuning.xent, &pl, why, sizeof why))
+        return vkg_error(NULL, VKG_STATUS_BACKEND_ERROR, "%s %s", vkg_op_slug(node->op), why);
+    if (pr.backward) {
         const struct vkg_tensor *t[4] = {node->src[0], node->src[1], node->src[2], node};
-        fill_push(&p, t[1], t[2]);
-        p.off_g = vkg_vk_elem_offset(enc, t[0]);
-        p.off_x = vkg_vk_elem_offset(enc, t[1]);
-        p.off_l = vkg_vk_elem_offset(enc, t[2]);
-        p.off_d = vkg_vk_elem_offset(enc, node);
-        struct xent_rows_plan pl;
-        vkg_vk_grid(enc, p.nr, &gx, &gy);
-        if (xent_rows_plan(dev, xent_vec4_ok(dev, &p, t[1], t[2]), &p, &pl)) {
-            /* Whole 16-byte groups in every row: the plain build's vec4 form,
-             * unless the row streams a tail; else the cut build (see the
-             * shader's header for why two builds). */
-            if (pl.vec4 && (pl.tail || !pl.whole)) {
-                const uint32_t cspec[7] = {pl.wg, pl.cache, 1, pl.lb, pl.tail, pl.tb, pl.whole};
-                return vkg_vk_dispatch(enc, &k_back_cut, cspec, 7, t, 4, &p, gx, gy, 1);
-            }
-            const uint32_t rspec[4] = {pl.wg, pl.cache, pl.vec4, pl.lb};
-            return vkg_vk_dispatch(enc, &k_back_rows, rspec, 4, t, 4, &p, gx, gy, 1);
-        }
-        return vkg_vk_dispatch(enc, &k_back, spec, 1, t, 4, &p, gx, gy, 1);
+        return record_rows(enc, &pl, t, &p);
     }
-
-    const struct vkg_tensor *x = node->src[0], *l = node->src[1];
-    fill_push(&p, x, l);
-    const struct vkg_tensor *rows = vkg_vk_scratch(enc, (size_t)p.nr * sizeof(float));
-    if (!rows) return VKG_STATUS_OUT_OF_MEMORY;
-    const struct vkg_tensor *t1[3] = {x, l, rows};
-    p.off_x = vkg_vk_elem_offset(enc, x);
-    p.off_l = vkg_vk_elem_offset(enc, l);
-    p.off_d = vkg_vk_elem_offset(enc, rows);
-    vkg_vk_grid(enc, p.nr, &gx, &gy);
-    struct xent_rows_plan pl;
-    if (xent_rows_plan(dev, false, &p, &pl)) {
-        const uint32_t fspec[2] = {pl.wg, pl.cache};
-        st = vkg_vk_dispatch(enc, &k_fwd_rows, fspec, 2, t1, 3, &p, gx, gy, 1);
-    } else {
-        st = vkg_vk_dispatch(enc, &k_rows, spec, 1, t1, 3, &p, gx, gy, 1);
-    }
+    const struct vkg_tensor *t1[3] = {node->src[0], node->src[1], rows};
+    enum vkg_status st = record_rows(enc, &pl, t1, &p);
     if (st != VKG_STATUS_OK) return st;
     vkg_vk_barrier(enc);
     const struct vkg_tensor *t2[2] = {rows, node};
+    const uint32_t spec[1] = {pl.sum_wg};
     p.off_x = vkg_vk_elem_offset(enc, rows);
     p.off_d = vkg_vk_elem_offset(enc, node);
     return vkg_vk_dispatch(enc, &k_sum, spec, 1, t2, 2, &p, 1, 1, 1);
