@@ -23,6 +23,8 @@ static void usage(FILE *f) {
             "  --time-min-us X         ... and at least this many microseconds (default 50)\n"
             "  --time-on-cpu-devices   judge GPU times of CPU Vulkan devices (lavapipe) too\n"
             "  --allow-device-change   compare runs of different devices\n"
+            "  --allow-missing         a case or backend of the baseline missing from the run\n"
+            "                          is a note, not a regression (a partial run, --include)\n"
             "  --quiet                 print only regressions and the summary\n");
 }
 
@@ -67,6 +69,8 @@ int vkg_cmd_compare(int argc, char **argv) {
             o.time_on_cpu_devices = true;
         } else if (!strcmp(a, "--allow-device-change")) {
             o.allow_device_change = true;
+        } else if (!strcmp(a, "--allow-missing")) {
+            o.allow_missing = true;
         } else if (!strcmp(a, "--quiet")) {
             quiet = true;
         } else if (a[0] == '-' && a[1]) {

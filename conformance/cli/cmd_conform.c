@@ -12,11 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "commands.h"
 #include "compare.h"
 #include "harness.h"
+#include "outfile.h"
 
 #define MAX_PATTERNS 64
 
@@ -68,13 +70,18 @@ static void on_progress(void *user, int done, int total, const struct conf_resul
             r->status != CONF_PASS ? r->message : "");
 }
 
+/* Comma-separated globs; -1 past MAX_PATTERNS, -2 when arg holds none ("",
+ * ","): an empty filter must not read as "everything". */
 static int add_patterns(const char **v, int *n, char *arg) {
     char *save = NULL;
+    int added = 0;
     for (char *p = strtok_r(arg, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
         if (*n == MAX_PATTERNS) return -1;
+        if (strlen(p) >= CONF_NAME_MAX) return -3;
         v[(*n)++] = p;
+        added++;
     }
-    return 0;
+    return added ? 0 : -2;
 }
 
 static bool parse_u64(const char *s, uint64_t *v) {
@@ -165,8 +172,13 @@ static void run_free(struct conform_run *r) {
 static int parse_valued(struct conform_args *c, const char *a, const char *val) {
     if (!strcmp(a, "--include") || !strcmp(a, "--exclude")) {
         const bool is_inc = !strcmp(a, "--include");
-        if (add_patterns(is_inc ? c->inc : c->exc, is_inc ? &c->n_inc : &c->n_exc, (char *)val)) {
-            fprintf(stderr, "vkgrad conform: too many %s patterns\n", a);
+        const int e =
+            add_patterns(is_inc ? c->inc : c->exc, is_inc ? &c->n_inc : &c->n_exc, (char *)val);
+        if (e) {
+            fprintf(stderr, "vkgrad conform: %s '%s': %s\n", a, val,
+                    e == -1   ? "too many patterns"
+                    : e == -2 ? "no pattern (an empty filter would select every case)"
+                              : "a pattern longer than a case name can be");
             return 2;
         }
     } else if (!strcmp(a, "--case") || !strcmp(a, "--param")) {
@@ -292,6 +304,12 @@ static int parse_args(struct conform_args *c, int argc, char **argv) {
             return 2;
         }
     }
+    /* results on standard output: the console table would mix into them */
+    if ((c->json && !strcmp(c->json, "-")) || (c->junit && !strcmp(c->junit, "-"))) c->quiet = true;
+    if (c->json && c->junit && !strcmp(c->json, "-") && !strcmp(c->junit, "-")) {
+        fprintf(stderr, "vkgrad conform: --json - and --junit - both on standard output\n");
+        return 2;
+    }
     c->o.progress = !c->quiet;
     char msg[CONF_MSG_MAX];
     c->o.n_faults = conf_faults_parse(NULL, c->o.faults, 8, msg, sizeof msg);
@@ -302,10 +320,35 @@ static int parse_args(struct conform_args *c, int argc, char **argv) {
     return -1;
 }
 
-/* Expectations and the baseline, read before the run: a bad file should not
- * cost a whole run. Returns -1 to go on, else the exit status. */
+/* --dump DIR exists (created) and takes files. */
+static bool dump_dir_ok(const char *dir, char *msg, size_t msg_size) {
+    struct stat st;
+    if (stat(dir, &st) != 0 && mkdir(dir, 0777) != 0) {
+        snprintf(msg, msg_size, "cannot create %s: %s", dir, strerror(errno));
+        return false;
+    }
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0) {
+        snprintf(msg, msg_size, "%s is not a writable directory", dir);
+        return false;
+    }
+    return true;
+}
+
+/* Expectations and the baseline read, and the output paths tried, before
+ * the run: a bad file or an unwritable path should not cost a whole run.
+ * Returns -1 to go on, else the exit status. */
 static int load_inputs(const struct conform_args *c, struct conform_run *r) {
     char msg[CONF_MSG_MAX];
+    const char *outs[2] = {c->json, c->junit}, *names[2] = {"--json", "--junit"};
+    for (int i = 0; i < 2; i++)
+        if (outs[i] && !conf_outfile_check(outs[i], msg, sizeof msg)) {
+            fprintf(stderr, "vkgrad conform: %s: %s\n", names[i], msg);
+            return 2;
+        }
+    if (c->o.dump_dir && !dump_dir_ok(c->o.dump_dir, msg, sizeof msg)) {
+        fprintf(stderr, "vkgrad conform: --dump: %s\n", msg);
+        return 2;
+    }
     if (c->exp_path && !conf_expectations_load(c->exp_path, &r->exps, &r->n_exps, msg, sizeof msg)) {
         fprintf(stderr, "vkgrad conform: --expectations: %s\n", msg);
         return 2;
@@ -376,8 +419,9 @@ static int select_targets(const struct conform_args *c, struct conform_run *r) {
                     "vkgrad conform: VKGRAD_REQUIRE_VULKAN=1 but no Vulkan device was found\n");
             return 1;
         }
-        if (!c->quiet)
-            fprintf(stderr, "vkgrad conform: no Vulkan device; running the CPU backend only\n");
+        /* said even with --quiet: a run without its GPU must not pass unseen */
+        fprintf(stderr, "vkgrad conform: no Vulkan device%s; running the CPU backend only\n",
+                vk_available ? "" : " (Vulkan is not available)");
     }
     if (r->n_targets == 0) {
         fprintf(stderr, "vkgrad conform: no backend selected\n");
@@ -391,15 +435,21 @@ static int select_targets(const struct conform_args *c, struct conform_run *r) {
 /* The cases of a --case-list file, appended. False after saying why. */
 static bool read_case_list(const char *path, struct conform_run *r, int *cap) {
     char msg[CONF_MSG_MAX];
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "vkgrad conform: --case-list %s: a directory, not a file\n", path);
+        return false;
+    }
     FILE *f = fopen(path, "r");
     if (!f) {
         fprintf(stderr, "vkgrad conform: --case-list %s: cannot open\n", path);
         return false;
     }
-    char line[1024];
+    char *line = NULL;
+    size_t lcap = 0;
     int ln = 0;
     bool bad = false;
-    while (!bad && fgets(line, sizeof line, f)) {
+    while (!bad && getline(&line, &lcap, f) >= 0) {
         ln++;
         char *p = line;
         while (*p == ' ' || *p == '\t')
@@ -414,6 +464,7 @@ static bool read_case_list(const char *path, struct conform_run *r, int *cap) {
             bad = true;
         }
     }
+    free(line);
     fclose(f);
     return !bad;
 }
@@ -467,8 +518,11 @@ static bool select_cases(const struct conform_args *c, struct conform_run *r) {
         if (kept++ % c->shard_n != c->shard_i) continue;
         if (!push_case(&r->sel, &r->n_sel, &cap, &r->cases[i])) return false;
     }
-    if (r->n_sel == 0 && (c->n_inc || c->n_exc)) {
-        fprintf(stderr, "vkgrad conform: no case matches the filters (see --list)\n");
+    if (r->n_sel == 0) {
+        fprintf(stderr, "vkgrad conform: no case selected%s\n",
+                c->n_inc || c->n_exc ? ": none matches the filters (see --list)"
+                : c->case_list       ? ": the case list names none"
+                                     : "");
         return false;
     }
     return true;

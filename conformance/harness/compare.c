@@ -4,22 +4,141 @@
 #include "compare.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A regular file opened for reading; a directory or a missing file is an
+ * error with the path named. */
+static FILE *open_file(const char *path, char *msg, size_t msg_size) {
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(msg, msg_size, "%s: a directory, not a file", path);
+        return NULL;
+    }
+    FILE *f = fopen(path, "r");
+    if (!f) snprintf(msg, msg_size, "%s: cannot open: %s", path, strerror(errno));
+    return f;
+}
+
+/* ---- (case, backend) index: loading and comparing stay linear in size ---- */
+
+static uint64_t key_hash(const char *c, const char *b) {
+    uint64_t h = 1469598103934665603ull; /* FNV-1a over "case\0backend" */
+    for (const char *p = c; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    h *= 1099511628211ull;
+    for (const char *p = b; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    return h;
+}
+
+struct rindex {
+    const struct conf_result *v;
+    int *slot; /* record index + 1, 0 empty */
+    size_t cap;
+};
+
+static void rindex_free(struct rindex *x) {
+    free(x->slot);
+    x->slot = NULL;
+}
+
+/* Builds the index; false when out of memory. *dup (if given) gets the
+ * index of the first record whose (case, backend) came before, else -1. */
+static bool rindex_build(struct rindex *x, const struct conf_result *v, int n, int *dup) {
+    x->v = v;
+    x->cap = 16;
+    while (x->cap < 2 * (size_t)n)
+        x->cap *= 2;
+    x->slot = calloc(x->cap, sizeof *x->slot);
+    if (!x->slot) return false;
+    if (dup) *dup = -1;
+    for (int i = 0; i < n; i++) {
+        size_t j = key_hash(v[i].case_name, v[i].backend) & (x->cap - 1);
+        for (; x->slot[j]; j = (j + 1) & (x->cap - 1)) {
+            const struct conf_result *o = &v[x->slot[j] - 1];
+            if (!strcmp(o->case_name, v[i].case_name) && !strcmp(o->backend, v[i].backend)) break;
+        }
+        if (x->slot[j]) {
+            if (dup && *dup < 0) *dup = i;
+            continue;
+        }
+        x->slot[j] = i + 1;
+    }
+    return true;
+}
+
+static const struct conf_result *rindex_find(const struct rindex *x, const char *c,
+                                             const char *b) {
+    for (size_t j = key_hash(c, b) & (x->cap - 1); x->slot[j]; j = (j + 1) & (x->cap - 1)) {
+        const struct conf_result *o = &x->v[x->slot[j] - 1];
+        if (!strcmp(o->case_name, c) && !strcmp(o->backend, b)) return o;
+    }
+    return NULL;
+}
+
+/* Records are parsed by several threads, each a slice of the lines: json-c
+ * parses about 1.5 KB a record, and a baseline may hold 100,000 of them. */
+struct parse_slice {
+    char **lines;
+    struct conf_result *v;
+    int first, n;
+    int bad; /* index of the first record that failed, or -1 */
+    char why[256];
+};
+
+static void *parse_slice_run(void *arg) {
+    struct parse_slice *sl = arg;
+    sl->bad = -1;
+    for (int i = sl->first; i < sl->first + sl->n; i++)
+        if (!conf_result_from_json(sl->lines[i], &sl->v[i], sl->why, sizeof sl->why)) {
+            sl->bad = i;
+            break;
+        }
+    return NULL;
+}
+
+/* Parse lines[0..cnt) into v; -1 when all parsed, else the first bad index
+ * with its reason in why. */
+static int parse_all(char **lines, struct conf_result *v, int cnt, char *why, size_t why_size) {
+    enum { MAX_THREADS = 8 };
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int nt = cnt < 2048 ? 1 : (int)(cpus < 1 ? 1 : cpus > MAX_THREADS ? MAX_THREADS : cpus);
+    struct parse_slice sl[MAX_THREADS];
+    pthread_t th[MAX_THREADS];
+    bool started[MAX_THREADS] = {false};
+    for (int t = 0; t < nt; t++) {
+        const int lo = (int)((int64_t)cnt * t / nt), hi = (int)((int64_t)cnt * (t + 1) / nt);
+        sl[t] = (struct parse_slice){lines, v, lo, hi - lo, -1, ""};
+        started[t] = t > 0 && pthread_create(&th[t], NULL, parse_slice_run, &sl[t]) == 0;
+    }
+    for (int t = 0; t < nt; t++)
+        if (!started[t]) parse_slice_run(&sl[t]);
+    for (int t = 0; t < nt; t++)
+        if (started[t]) pthread_join(th[t], NULL);
+    for (int t = 0; t < nt; t++)
+        if (sl[t].bad >= 0) {
+            snprintf(why, why_size, "%s", sl[t].why);
+            return sl[t].bad;
+        }
+    return -1;
+}
 
 bool conf_results_load(const char *path, struct conf_result **out, int *n, char *msg,
                        size_t msg_size) {
     *out = NULL;
     *n = 0;
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(msg, msg_size, "%s: cannot open", path);
-        return false;
-    }
-    struct conf_result *v = NULL;
+    FILE *f = open_file(path, msg, msg_size);
+    if (!f) return false;
+    char **text = NULL; /* the non-empty lines, then parsed in parallel */
+    int *lines = NULL;  /* the file line of each record, for messages */
     int cnt = 0, cap = 0, lineno = 0;
     char *line = NULL;
     size_t lcap = 0;
@@ -37,30 +156,23 @@ bool conf_results_load(const char *path, struct conf_result **out, int *n, char 
         }
         if (cnt == cap) {
             cap = cap ? cap * 2 : 256;
-            struct conf_result *nv = realloc(v, (size_t)cap * sizeof *nv);
-            if (!nv) {
+            char **nt = realloc(text, (size_t)cap * sizeof *nt);
+            int *nl = nt ? realloc(lines, (size_t)cap * sizeof *nl) : NULL;
+            if (nt) text = nt;
+            if (nl) lines = nl;
+            if (!nt || !nl) {
                 snprintf(msg, msg_size, "%s: out of memory", path);
                 ok = false;
                 break;
             }
-            v = nv;
         }
-        char why[256];
-        if (!conf_result_from_json(line, &v[cnt], why, sizeof why)) {
-            snprintf(msg, msg_size, "%s:%d: %s", path, lineno, why);
+        text[cnt] = strdup(line);
+        if (!text[cnt]) {
+            snprintf(msg, msg_size, "%s: out of memory", path);
             ok = false;
             break;
         }
-        for (int i = 0; i < cnt; i++)
-            if (!strcmp(v[i].case_name, v[cnt].case_name) &&
-                !strcmp(v[i].backend, v[cnt].backend)) {
-                snprintf(msg, msg_size, "%s:%d: duplicate record for %s on %s", path, lineno,
-                         v[cnt].case_name, v[cnt].backend);
-                ok = false;
-                break;
-            }
-        if (!ok) break;
-        cnt++;
+        lines[cnt++] = lineno;
     }
     free(line);
     fclose(f);
@@ -68,6 +180,33 @@ bool conf_results_load(const char *path, struct conf_result **out, int *n, char 
         snprintf(msg, msg_size, "%s: no records (empty file)", path);
         ok = false;
     }
+    struct conf_result *v = ok ? malloc((size_t)cnt * sizeof *v) : NULL;
+    if (ok && !v) {
+        snprintf(msg, msg_size, "%s: out of memory", path);
+        ok = false;
+    }
+    char why[256];
+    const int bad = ok ? parse_all(text, v, cnt, why, sizeof why) : -1;
+    if (bad >= 0) {
+        snprintf(msg, msg_size, "%s:%d: %s", path, lines[bad], why);
+        ok = false;
+    }
+    for (int i = 0; i < cnt; i++)
+        free(text[i]);
+    free(text);
+    struct rindex x = {0};
+    int dup = -1;
+    if (ok && !rindex_build(&x, v, cnt, &dup)) {
+        snprintf(msg, msg_size, "%s: out of memory", path);
+        ok = false;
+    }
+    rindex_free(&x);
+    if (ok && dup >= 0) {
+        snprintf(msg, msg_size, "%s:%d: duplicate record for %s on %s", path, lines[dup],
+                 v[dup].case_name, v[dup].backend);
+        ok = false;
+    }
+    free(lines);
     if (!ok) {
         free(v);
         return false;
@@ -85,16 +224,14 @@ bool conf_expectations_load(const char *path, struct conf_expectation **out, int
                             size_t msg_size) {
     *out = NULL;
     *n = 0;
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(msg, msg_size, "%s: cannot open", path);
-        return false;
-    }
+    FILE *f = open_file(path, msg, msg_size);
+    if (!f) return false;
     struct conf_expectation *v = NULL;
     int cnt = 0, cap = 0, lineno = 0;
-    char line[2048];
+    char *line = NULL; /* any length: the tail of a long line is never a line of its own */
+    size_t lcap = 0;
     bool ok = true;
-    while (fgets(line, sizeof line, f)) {
+    while (getline(&line, &lcap, f) >= 0) {
         lineno++;
         char *p = line;
         while (isspace((unsigned char)*p))
@@ -113,15 +250,35 @@ bool conf_expectations_load(const char *path, struct conf_expectation **out, int
         struct conf_expectation *e = &v[cnt];
         memset(e, 0, sizeof *e);
         e->line = lineno;
-        int used = 0;
-        if (sscanf(p, "%15s %127s %127s %255s %n", e->status, e->device, e->driver, e->case_glob,
-                   &used) != 4) {
+        char *fields[4], *save = NULL, *reason = NULL;
+        const size_t limits[4] = {sizeof e->status, sizeof e->device, sizeof e->driver,
+                                  sizeof e->case_glob};
+        int nf = 0;
+        bool long_field = false;
+        for (char *tok = strtok_r(p, " \t\r\n", &save); tok && nf < 4;
+             tok = nf < 4 ? strtok_r(NULL, " \t\r\n", &save) : NULL) {
+            long_field |= strlen(tok) >= limits[nf];
+            fields[nf++] = tok;
+        }
+        if (nf == 4) reason = save;
+        if (nf < 4) {
             snprintf(msg, msg_size,
                      "%s:%d: expected STATUS DEVICE-GLOB DRIVER-GLOB CASE-GLOB REASON", path,
                      lineno);
             ok = false;
             break;
         }
+        if (long_field) {
+            snprintf(msg, msg_size, "%s:%d: a field is longer than it may be (status %zu, globs "
+                     "%zu/%zu/%zu characters)", path, lineno, limits[0] - 1, limits[1] - 1,
+                     limits[2] - 1, limits[3] - 1);
+            ok = false;
+            break;
+        }
+        snprintf(e->status, sizeof e->status, "%s", fields[0]);
+        snprintf(e->device, sizeof e->device, "%s", fields[1]);
+        snprintf(e->driver, sizeof e->driver, "%s", fields[2]);
+        snprintf(e->case_glob, sizeof e->case_glob, "%s", fields[3]);
         bool known = false;
         for (int i = 0; exp_statuses[i]; i++)
             known |= !strcmp(exp_statuses[i], e->status);
@@ -133,8 +290,9 @@ bool conf_expectations_load(const char *path, struct conf_expectation **out, int
             ok = false;
             break;
         }
-        char *reason = p + used;
-        size_t rl = strlen(reason);
+        while (reason && isspace((unsigned char)*reason))
+            reason++;
+        size_t rl = reason ? strlen(reason) : 0;
         while (rl && isspace((unsigned char)reason[rl - 1]))
             reason[--rl] = 0;
         if (!rl) {
@@ -145,6 +303,7 @@ bool conf_expectations_load(const char *path, struct conf_expectation **out, int
         snprintf(e->reason, sizeof e->reason, "%s", reason);
         cnt++;
     }
+    free(line);
     fclose(f);
     if (!ok) {
         free(v);
@@ -184,6 +343,7 @@ void conf_compare_options_default(struct conf_compare_options *o) {
     o->time_factor = 1.25;
     o->time_min_us = 50;
     o->allow_device_change = false;
+    o->allow_missing = false;
     o->time_on_cpu_devices = false;
 }
 
@@ -233,13 +393,6 @@ static void add(struct tlist *l, enum conf_transition_kind k, bool regression,
     vsnprintf(t->text, sizeof t->text, fmt, ap);
     va_end(ap);
     l->regressions += regression;
-}
-
-static const struct conf_result *find(const struct conf_result *v, int n, const char *c,
-                                      const char *b) {
-    for (int i = 0; i < n; i++)
-        if (!strcmp(v[i].case_name, c) && !strcmp(v[i].backend, b)) return &v[i];
-    return NULL;
 }
 
 static bool is_gpu_name(const char *p) {
@@ -323,19 +476,27 @@ int conf_compare(const struct conf_result *base, int nb, const struct conf_resul
                  const struct conf_expectation *exp, int ne, const struct conf_compare_options *o,
                  struct conf_transition **out, int *n_out, char *msg, size_t msg_size) {
     struct tlist l = {0};
+    struct rindex bx = {0}, rx = {0};
+    if (!rindex_build(&bx, base, nb, NULL) || !rindex_build(&rx, run, nr, NULL)) {
+        rindex_free(&bx);
+        snprintf(msg, msg_size, "out of memory");
+        return -1;
+    }
     /* same devices? a baseline of another GPU is not a driver regression check */
     for (int i = 0; i < nr && !o->allow_device_change; i++) {
-        const struct conf_result *b = find(base, nb, run[i].case_name, run[i].backend);
+        const struct conf_result *b = rindex_find(&bx, run[i].case_name, run[i].backend);
         if (b && strcmp(b->device, run[i].device)) {
             snprintf(msg, msg_size,
                      "the baseline's %s is \"%s\" but the run's is \"%s\": not the same device "
                      "(--allow-device-change to compare anyway)",
                      run[i].backend, b->device, run[i].device);
+            rindex_free(&bx);
+            rindex_free(&rx);
             return -1;
         }
     }
     for (int i = 0; i < nr; i++) {
-        const struct conf_result *b = find(base, nb, run[i].case_name, run[i].backend);
+        const struct conf_result *b = rindex_find(&bx, run[i].case_name, run[i].backend);
         if (!b) {
             add(&l, CONF_T_NEW_CASE, false, &run[i], "not in the baseline (%s)",
                 conf_status_name(run[i].status));
@@ -346,9 +507,15 @@ int conf_compare(const struct conf_result *base, int nb, const struct conf_resul
         }
         compare_one(&l, b, &run[i], exp, ne, o);
     }
+    /* A record the baseline has and the run lacks is a regression: a run
+     * that lost cases or a device must not pass (unless allow_missing). */
     for (int i = 0; i < nb; i++)
-        if (!find(run, nr, base[i].case_name, base[i].backend))
-            add(&l, CONF_T_MISSING_CASE, false, &base[i], "in the baseline, not in the run");
+        if (!rindex_find(&rx, base[i].case_name, base[i].backend))
+            add(&l, CONF_T_MISSING_CASE, !o->allow_missing, &base[i],
+                "in the baseline, not in the run%s",
+                o->allow_missing ? " (allowed: --allow-missing)" : "");
+    rindex_free(&bx);
+    rindex_free(&rx);
     *out = l.v;
     *n_out = l.n;
     return l.regressions;

@@ -13,7 +13,9 @@
  *   time            the fastest GPU time grew by time_factor (x1.25) and
  *                   time_min_us, past the baseline's slowest run         regression
  *                   (a note on a CPU Vulkan device such as lavapipe)
- *   fix, newly supported, placement to GPU, nondeterminism, new/missing case info
+ *   missing case    a (case, backend) of the baseline is not in the run      regression
+ *                   (a note with allow_missing)
+ *   fix, newly supported, placement to GPU, nondeterminism, new case        info
  *
  * A failure that matches an expectation (known failure or flake for that
  * device/driver) or that the run marked flaky (failed, then passed on rerun) is
@@ -75,6 +77,7 @@ struct conf_compare_options {
     double time_factor;  /* 1.25 */
     double time_min_us;  /* 50: smaller absolute growth is timer noise */
     bool allow_device_change;
+    bool allow_missing; /* a baseline record missing from the run is a note, not a regression */
     bool time_on_cpu_devices; /* judge times of CPU Vulkan devices (lavapipe) too */
 };
 void conf_compare_options_default(struct conf_compare_options *o);

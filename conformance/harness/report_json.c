@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "outfile.h"
 
 static json_object *num(double v) {
     return isfinite(v) ? json_object_new_double(v) : NULL; /* NULL serializes as null */
@@ -266,19 +267,17 @@ bool conf_result_from_json(const char *line, struct conf_result *r, char *msg, s
 
 bool conf_report_json(const char *path, const struct conf_result *rs, int n, char *msg,
                       size_t msg_size) {
-    FILE *f = !strcmp(path, "-") ? stdout : fopen(path, "w");
-    if (!f) {
-        snprintf(msg, msg_size, "cannot write %s", path);
-        return false;
-    }
+    struct conf_outfile out;
+    if (!conf_outfile_open(&out, path, msg, msg_size)) return false;
     for (int i = 0; i < n; i++) {
         char *s = conf_result_to_json(&rs[i]);
-        if (!s) continue;
-        fprintf(f, "%s\n", s);
+        if (!s) {
+            snprintf(msg, msg_size, "out of memory writing %s", path);
+            conf_outfile_abort(&out);
+            return false;
+        }
+        fprintf(out.f, "%s\n", s);
         free(s);
     }
-    bool ok = !ferror(f);
-    if (f != stdout) ok = fclose(f) == 0 && ok;
-    if (!ok) snprintf(msg, msg_size, "error writing %s", path);
-    return ok;
+    return conf_outfile_commit(&out, msg, msg_size);
 }

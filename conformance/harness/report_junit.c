@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "outfile.h"
 
 static void esc(FILE *f, const char *s) {
     for (; *s; s++) {
@@ -32,11 +33,9 @@ static void esc(FILE *f, const char *s) {
 
 bool conf_report_junit(const char *path, const struct conf_result *rs, int n, char *msg,
                        size_t msg_size) {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        snprintf(msg, msg_size, "cannot write %s", path);
-        return false;
-    }
+    struct conf_outfile out;
+    if (!conf_outfile_open(&out, path, msg, msg_size)) return false;
+    FILE *f = out.f;
     fprintf(f,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"vkgrad conform\">\n");
     /* backends in order of first appearance */
@@ -120,8 +119,5 @@ bool conf_report_junit(const char *path, const struct conf_result *rs, int n, ch
         fprintf(f, "  </testsuite>\n");
     }
     fprintf(f, "</testsuites>\n");
-    bool ok = !ferror(f);
-    ok = fclose(f) == 0 && ok;
-    if (!ok) snprintf(msg, msg_size, "error writing %s", path);
-    return ok;
+    return conf_outfile_commit(&out, msg, msg_size);
 }

@@ -451,8 +451,10 @@ enum conf_status conf_run_case(const struct conf_case *c, const struct conf_targ
         }
     }
     if (o->dump_dir) {
+        /* a dump asked for and not written fails the case: the run's exit
+         * status says so, not only a line on stderr */
         if (!conf_dump_case(o->dump_dir, &b, (const float *const *)got, r, msg, sizeof msg))
-            fprintf(stderr, "vkgrad conform: --dump: %s\n", msg);
+            conf_result_raise(r, CONF_FAIL, "--dump: %s", msg);
     }
 
 done:

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# conformance/tests/check_results_safety.sh — nothing lost, nothing passed
+# silently: the `vkgrad conform` / `vkgrad compare` behaviours that keep a
+# broken or partial run from reading as a pass, each from a reproduction.
+#
+#   check_results_safety.sh VKGRAD
+set -uo pipefail
+vkgrad=${1:?usage: check_results_safety.sh VKGRAD}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+check() { # label, expected exit status, command...
+  local label=$1 want=$2
+  shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if [ "$rc" = "$want" ]; then
+    echo "ok    $label"
+  else
+    echo "FAIL  $label: exit $rc, expected $want"
+    tail -5 "$tmp/err" "$tmp/out"
+    fails=$((fails + 1))
+  fi
+}
+quick=(conform --quiet --no-determinism --time-reps 0 --reruns 0)
+sel='add.*,sum_rows.*'
+
+# A good run to compare against: CPU and every Vulkan device.
+"$vkgrad" "${quick[@]}" --include "$sel" --json "$tmp/good.jsonl" || { echo "FAIL  the reference run"; exit 1; }
+n=$(wc -l <"$tmp/good.jsonl")
+
+# 1. A run that lost records or a backend is a regression.
+head -n $((n / 2)) "$tmp/good.jsonl" >"$tmp/half.jsonl"
+check "compare: half the records missing is a regression" 1 "$vkgrad" compare --quiet "$tmp/good.jsonl" "$tmp/half.jsonl"
+check "compare: --allow-missing accepts a partial run" 0 "$vkgrad" compare --quiet --allow-missing "$tmp/good.jsonl" "$tmp/half.jsonl"
+grep -v '"backend":"CPU"' "$tmp/good.jsonl" >"$tmp/novk.jsonl" || true
+if [ -s "$tmp/novk.jsonl" ]; then
+  grep '"backend":"CPU"' "$tmp/good.jsonl" >"$tmp/cpuonly.jsonl"
+  check "compare: a vanished Vulkan device is a regression" 1 "$vkgrad" compare --quiet "$tmp/good.jsonl" "$tmp/cpuonly.jsonl"
+  VK_ICD_FILENAMES=/nonexistent.json "$vkgrad" "${quick[@]}" --include "$sel" --json "$tmp/cpu.jsonl" 2>"$tmp/err"
+  if grep -q "no Vulkan device" "$tmp/err"; then echo "ok    conform --quiet says when there is no Vulkan device"
+  else echo "FAIL  conform --quiet was silent without a Vulkan device"; fails=$((fails + 1)); fi
+  check "compare: a run without its Vulkan device is a regression" 1 "$vkgrad" compare --quiet "$tmp/good.jsonl" "$tmp/cpu.jsonl"
+fi
+
+# 2. Empty selections are errors, not "everything" or "nothing, passed".
+check "conform --include '' is an error" 2 "$vkgrad" "${quick[@]}" --include ''
+check "conform --include ',' is an error" 2 "$vkgrad" "${quick[@]}" --include ','
+check "conform --exclude '' is an error" 2 "$vkgrad" "${quick[@]}" --exclude ''
+: >"$tmp/empty.txt"
+check "conform: an empty --case-list is an error" 2 "$vkgrad" "${quick[@]}" --case-list "$tmp/empty.txt"
+check "conform: a directory as --case-list is an error" 2 "$vkgrad" "${quick[@]}" --case-list "$tmp"
+check "conform: a directory as --expectations is an error" 2 "$vkgrad" "${quick[@]}" --include "$sel" --expectations "$tmp"
+check "compare: a directory as baseline is an error" 2 "$vkgrad" compare "$tmp" "$tmp/good.jsonl"
+
+# 3. Output paths are tried before the run; a failed write leaves the old file.
+start=$(date +%s)
+check "conform: an unwritable --json path fails before the run" 2 "$vkgrad" conform --json /nonexistent-dir/r.jsonl
+check "conform: an unwritable --junit path fails before the run" 2 "$vkgrad" conform --junit /nonexistent-dir/r.xml
+check "conform: an unwritable --dump path fails before the run" 2 "$vkgrad" conform --dump /proc/vkgrad-dump
+[ $(($(date +%s) - start)) -lt 30 ] || { echo "FAIL  the path checks ran cases first"; fails=$((fails + 1)); }
+cp "$tmp/good.jsonl" "$tmp/keep.jsonl"
+ln -s /dev/full "$tmp/keep.jsonl.tmp"
+check "conform: a full disk is an error" 2 "$vkgrad" "${quick[@]}" --include "$sel" --json "$tmp/keep.jsonl"
+if cmp -s "$tmp/good.jsonl" "$tmp/keep.jsonl"; then echo "ok    a full disk leaves the previous results file intact"
+else echo "FAIL  a full disk damaged the previous results file"; fails=$((fails + 1)); fi
+
+# 4. --json - gives JSON only on standard output, even without --quiet.
+"$vkgrad" conform --no-determinism --time-reps 0 --include 'add.*' --json - >"$tmp/stdout.jsonl" 2>/dev/null
+if python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$tmp/stdout.jsonl" 2>/dev/null &&
+   [ -s "$tmp/stdout.jsonl" ]; then echo "ok    --json - writes JSON Lines only"
+else echo "FAIL  --json - mixed other text into the JSON"; fails=$((fails + 1)); fi
+
+# 5. Readers: a long comment's tail never becomes an expectation; globs are
+#    not cut silently; loading is linear: a 100,000-record baseline loads in
+#    seconds (quadratic loading took minutes). The bound here only guards
+#    against that; the figure itself is measured as a benchmark, not here.
+sed '0,/"status":"Pass"/s//"status":"Fail"/' "$tmp/good.jsonl" >"$tmp/onefail.jsonl"
+{ printf '# %*s' 2045 '' | tr ' ' x; echo ' Fail * * * the tail of a long comment'; } >"$tmp/exp.txt"
+check "compare: the tail of a long comment is not an expectation" 1 "$vkgrad" compare --quiet --expectations "$tmp/exp.txt" "$tmp/good.jsonl" "$tmp/onefail.jsonl"
+{ printf 'Fail * * %*s reason\n' 300 '' | tr ' ' '*'; } >"$tmp/longglob.txt"
+check "compare: an over-long glob is refused, not cut" 2 "$vkgrad" compare --expectations "$tmp/longglob.txt" "$tmp/good.jsonl" "$tmp/good.jsonl"
+python3 - "$tmp/good.jsonl" "$tmp/big.jsonl" <<'PY'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+with open(sys.argv[2], "w") as f:
+    for i in range(100000):
+        r = dict(recs[i % len(recs)])
+        r["case"] = "%s.copy=%d" % (r["case"], i)
+        f.write(json.dumps(r, separators=(",", ":")) + "\n")
+PY
+start=$(date +%s%N)
+check "compare: a 100,000-record baseline loads" 0 "$vkgrad" compare --quiet --allow-missing "$tmp/big.jsonl" "$tmp/good.jsonl"
+ms=$((($(date +%s%N) - start) / 1000000))
+if [ "$ms" -lt 20000 ]; then echo "ok    a 100,000-record baseline loaded and compared in $ms ms"
+else echo "FAIL  a 100,000-record baseline took $ms ms: loading is not linear"; fails=$((fails + 1)); fi
+
+[ $fails -eq 0 ] || { echo "$fails check(s) failed" >&2; exit 1; }
