@@ -73,7 +73,7 @@ static void xent_plan__stays_within_limits(void **state) {
             fail_msg("%s / %s: %u invocations, %u B of shared memory", lim.profile, c->name,
                      pl.wg, pl.shared_bytes);
         if (pl.rows != c->nr) fail_msg("%s / %s: %u rows", lim.profile, c->name, pl.rows);
-        if (pl.kernel != VKG_VK_XENT_LOSS_ROWS && pl.kernel != VKG_VK_XENT_LOSS_BACK &&
+        if (pl.kernel != VKG_VK_XENT_FWD_STREAM && pl.kernel != VKG_VK_XENT_BACK_STREAM &&
             (pl.wg % lim.subgroup_size || pl.cache * (pl.vec4 ? 4 : 1) > 64))
             fail_msg("%s / %s: rows kernel %u x %u", lim.profile, c->name, pl.wg, pl.cache);
     }
@@ -95,17 +95,17 @@ static void xent_plan__kernel_choice_as_designed(void **state) {
         {H200, 1, VKG_VK_XENT_BACK_ROWS, 512, 16, 0, 2},
         {H200, 2, VKG_VK_XENT_BACK_CUT, 1024, 8, 1, 2},
         {H200, 3, VKG_VK_XENT_BACK_CUT, 512, 8, 1, 4},
-        {H200, 4, VKG_VK_XENT_LOSS_BACK, 1024, 0, 0, 0},
+        {H200, 4, VKG_VK_XENT_BACK_STREAM, 1024, 0, 0, 0},
         {H200, 6, VKG_VK_XENT_FWD_ROWS, 64, 4, 0, 2},
-        {H200, 7, VKG_VK_XENT_LOSS_ROWS, 256, 0, 0, 0},
+        {H200, 7, VKG_VK_XENT_FWD_STREAM, 256, 0, 0, 0},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         const struct vkg_vk_limits lim = profile(want[i].profile);
         const struct xent_case *c = &cases[want[i].xcase];
         struct vkg_vk_xent_plan pl;
         assert_true(plan(&lim, c, &pl));
-        const bool streaming = want[i].kernel == VKG_VK_XENT_LOSS_BACK ||
-                               want[i].kernel == VKG_VK_XENT_LOSS_ROWS;
+        const bool streaming = want[i].kernel == VKG_VK_XENT_BACK_STREAM ||
+                               want[i].kernel == VKG_VK_XENT_FWD_STREAM;
         if (pl.kernel != want[i].kernel || pl.wg != want[i].wg ||
             (!streaming && (pl.cache != want[i].cache || pl.tail != want[i].tail ||
                             pl.tb != want[i].tb)))
@@ -126,7 +126,7 @@ static void xent_plan__rows_off_streams_every_row(void **state) {
     for (const struct xent_case *c = cases; c < cases + N_CASES; c++) {
         const struct vkg_vk_xent_problem p = problem_of(c);
         assert_true(vkg_vk_xent_plan_make(&p, &lim, &t, &pl, why, sizeof why));
-        assert_int_equal(pl.kernel, c->backward ? VKG_VK_XENT_LOSS_BACK : VKG_VK_XENT_LOSS_ROWS);
+        assert_int_equal(pl.kernel, c->backward ? VKG_VK_XENT_BACK_STREAM : VKG_VK_XENT_FWD_STREAM);
     }
 }
 

@@ -9,13 +9,13 @@
  *
  * Dispatches:
  *   forward   per-row partials into scratch, by cross_entropy_fwd_rows (the
- *             row held in registers) or the streaming cross_entropy_loss_rows;
- *             then cross_entropy_loss_sum, one workgroup adding them in order
+ *             row held in registers) or the streaming cross_entropy_fwd_stream;
+ *             then cross_entropy_fwd_sum, one workgroup adding them in order
  *   backward  one of: cross_entropy_back_rows (row in registers, scalar or
  *             whole 16-byte groups), cross_entropy_back_cut (16-byte form cut
  *             at the buffers' 16-byte boundaries, optionally with a streamed
  *             tail for rows past the registers) or the streaming
- *             cross_entropy_loss_back
+ *             cross_entropy_back_stream
  * The rows kernels need subgroup shuffles and hold at most
  * XENT_ROWS_MAX_PER_INV floats per invocation; the scalar form takes rows of
  * at most XENT_ROWS_SCALAR_MAX classes; everything else streams. The 16-byte
@@ -30,36 +30,16 @@
 
 #include "vk_impl.h"
 
+#include "cross_entropy/xent_layout.h"
 #include "vkg_vk_spv_cross_entropy_back_cut.spv.h"
 #include "vkg_vk_spv_cross_entropy_back_rows.spv.h"
+#include "vkg_vk_spv_cross_entropy_back_stream.spv.h"
 #include "vkg_vk_spv_cross_entropy_fwd_rows.spv.h"
-#include "vkg_vk_spv_cross_entropy_loss_back.spv.h"
-#include "vkg_vk_spv_cross_entropy_loss_rows.spv.h"
-#include "vkg_vk_spv_cross_entropy_loss_sum.spv.h"
+#include "vkg_vk_spv_cross_entropy_fwd_stream.spv.h"
+#include "vkg_vk_spv_cross_entropy_fwd_sum.spv.h"
 
-/* Mirrors the push block of shaders/common/ops_xent.glsl. */
-struct vkg_xent_push {
-    uint32_t nc, ne1, ne2, nr;
-    uint32_t sx[4];
-    uint32_t sl[4];
-    uint32_t off_g, off_x, off_l, off_d;
-    float inv_nr;
-    uint32_t pad[3];
-};
-_Static_assert(sizeof(struct vkg_xent_push) == 80, "ops_xent.glsl push block");
-
-static const struct vkg_vk_kernel k_rows =
-    VKG_VK_KERNEL(vkg_vk_spv_cross_entropy_loss_rows, 3, struct vkg_xent_push);
-static const struct vkg_vk_kernel k_sum =
-    VKG_VK_KERNEL(vkg_vk_spv_cross_entropy_loss_sum, 2, struct vkg_xent_push);
-static const struct vkg_vk_kernel k_back =
-    VKG_VK_KERNEL(vkg_vk_spv_cross_entropy_loss_back, 4, struct vkg_xent_push);
-static const struct vkg_vk_kernel k_fwd_rows =
-    VKG_VK_KERNEL(vkg_vk_spv_cross_entropy_fwd_rows, 3, struct vkg_xent_push);
-static const struct vkg_vk_kernel k_back_rows =
-    VKG_VK_KERNEL(vkg_vk_spv_cross_entropy_back_rows, 4, struct vkg_xent_push);
-static const struct vkg_vk_kernel k_back_cut =
-    VKG_VK_KERNEL(vkg_vk_spv_cross_entropy_back_cut, 4, struct vkg_xent_push);
+#define XENT_KERNEL(array, n_buffers) VKG_VK_KERNEL(array, n_buffers, struct vkg_xent_push)
+static const struct vkg_vk_kernel k_fwd_sum = XENT_KERNEL(vkg_vk_spv_cross_entropy_fwd_sum, 2);
 
 /* Workgroup sizes: the forward streams its rows; the backward keeps 32
  * logits per invocation in registers, so a wide group holds a whole row. */
@@ -184,7 +164,7 @@ static bool plan_rows(const struct vkg_vk_limits *lim, const struct vkg_vk_xent_
 static void plan_backward(const struct vkg_vk_limits *lim, const struct vkg_vk_xent_tuning *t,
                           const struct vkg_vk_xent_problem *p, struct vkg_vk_xent_plan *pl) {
     if (!plan_rows(lim, t, p, xent_vec4_ok(lim, p), pl)) {
-        pl->kernel = VKG_VK_XENT_LOSS_BACK;
+        pl->kernel = VKG_VK_XENT_BACK_STREAM;
         pl->wg = xent_wg(lim, XENT_WG_BACK);
         return;
     }
@@ -219,8 +199,8 @@ bool vkg_vk_xent_plan_make(const struct vkg_vk_xent_problem *p, const struct vkg
     } else {
         pl->sum_wg = xent_wg(lim, XENT_WG_FWD);
         pl->scratch_bytes = (uint64_t)pl->rows * sizeof(float);
-        pl->kernel = plan_rows(lim, t, p, false, pl) ? VKG_VK_XENT_FWD_ROWS : VKG_VK_XENT_LOSS_ROWS;
-        if (pl->kernel == VKG_VK_XENT_LOSS_ROWS) pl->wg = pl->sum_wg;
+        pl->kernel = plan_rows(lim, t, p, false, pl) ? VKG_VK_XENT_FWD_ROWS : VKG_VK_XENT_FWD_STREAM;
+        if (pl->kernel == VKG_VK_XENT_FWD_STREAM) pl->wg = pl->sum_wg;
     }
     pl->shared_bytes = 3 * pl->wg * (uint32_t)sizeof(float);
     return true;
@@ -264,24 +244,33 @@ static void problem_of(struct vkg_vk_encoder *enc, const struct vkg_tensor *node
     }
 }
 
-/* The plan's kernel over one workgroup per row. */
+/* The plan's kernel over one workgroup per row, with the specialization
+ * constants that kernel declares. */
 static enum vkg_status record_rows(struct vkg_vk_encoder *enc, const struct vkg_vk_xent_plan *pl,
                                    const struct vkg_tensor *const *t, const struct vkg_xent_push *p) {
-    static const struct vkg_vk_kernel *const kernels[] = {
-        [VKG_VK_XENT_LOSS_ROWS] = &k_rows,     [VKG_VK_XENT_FWD_ROWS] = &k_fwd_rows,
-        [VKG_VK_XENT_LOSS_BACK] = &k_back,     [VKG_VK_XENT_BACK_ROWS] = &k_back_rows,
-        [VKG_VK_XENT_BACK_CUT] = &k_back_cut,
+    static const struct {
+        struct vkg_vk_kernel k;
+        uint32_t n_spec;
+    } kernels[] = {
+        [VKG_VK_XENT_FWD_STREAM] = {XENT_KERNEL(vkg_vk_spv_cross_entropy_fwd_stream, 3), 1},
+        [VKG_VK_XENT_FWD_ROWS] = {XENT_KERNEL(vkg_vk_spv_cross_entropy_fwd_rows, 3), 2},
+        [VKG_VK_XENT_BACK_STREAM] = {XENT_KERNEL(vkg_vk_spv_cross_entropy_back_stream, 4), 1},
+        [VKG_VK_XENT_BACK_ROWS] = {XENT_KERNEL(vkg_vk_spv_cross_entropy_back_rows, 4), 4},
+        [VKG_VK_XENT_BACK_CUT] = {XENT_KERNEL(vkg_vk_spv_cross_entropy_back_cut, 4), 7},
     };
-    static const uint32_t n_spec[] = {
-        [VKG_VK_XENT_LOSS_ROWS] = 1, [VKG_VK_XENT_FWD_ROWS] = 2, [VKG_VK_XENT_LOSS_BACK] = 1,
-        [VKG_VK_XENT_BACK_ROWS] = 4, [VKG_VK_XENT_BACK_CUT] = 7,
-    };
-    const uint32_t spec[7] = {pl->wg, pl->cache, pl->vec4, pl->lb, pl->tail, pl->tb, pl->whole};
-    const uint32_t n_bufs = pl->kernel >= VKG_VK_XENT_LOSS_BACK ? 4 : 3;
+    uint32_t spec[VKG_XENT_N_SPEC];
+    spec[VKG_XENT_SPEC_WG] = pl->wg;
+    spec[VKG_XENT_SPEC_CACHE] = pl->cache;
+    spec[VKG_XENT_SPEC_VEC4] = pl->vec4;
+    spec[VKG_XENT_SPEC_LB] = pl->lb;
+    spec[VKG_XENT_SPEC_TAIL] = pl->tail;
+    spec[VKG_XENT_SPEC_TB] = pl->tb;
+    spec[VKG_XENT_SPEC_ALIGNED] = pl->whole;
+    const struct vkg_vk_kernel *k = &kernels[pl->kernel].k;
     uint32_t gx, gy;
     vkg_vk_grid(enc, pl->rows, &gx, &gy);
-    return vkg_vk_dispatch(enc, kernels[pl->kernel], spec, n_spec[pl->kernel], t, n_bufs, p, gx,
-                           gy, 1);
+    return vkg_vk_dispatch(enc, k, spec, kernels[pl->kernel].n_spec, t, k->n_buffers, p, gx, gy,
+                           1);
 }
 
 static enum vkg_status xent_encode(struct vkg_vk_encoder *enc, const struct vkg_tensor *node) {
@@ -308,10 +297,10 @@ static enum vkg_status xent_encode(struct vkg_vk_encoder *enc, const struct vkg_
     if (st != VKG_STATUS_OK) return st;
     vkg_vk_barrier(enc);
     const struct vkg_tensor *t2[2] = {rows, node};
-    const uint32_t spec[1] = {pl.sum_wg};
+    const uint32_t spec[1] = {[VKG_XENT_SPEC_WG] = pl.sum_wg};
     p.off_x = vkg_vk_elem_offset(enc, rows);
     p.off_d = vkg_vk_elem_offset(enc, node);
-    return vkg_vk_dispatch(enc, &k_sum, spec, 1, t2, 2, &p, 1, 1, 1);
+    return vkg_vk_dispatch(enc, &k_fwd_sum, spec, 1, t2, 2, &p, 1, 1, 1);
 }
 
 const struct vkg_vk_op_family vkg_vk_family_cross_entropy = {

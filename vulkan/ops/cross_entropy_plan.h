@@ -39,16 +39,16 @@ struct vkg_vk_xent_problem {
 
 /* The kernels, as a plan names them. */
 enum vkg_vk_xent_kernel {
-    VKG_VK_XENT_LOSS_ROWS, /* forward partials, streaming (cross_entropy_loss_rows) */
-    VKG_VK_XENT_FWD_ROWS,  /* forward partials, row in registers */
-    VKG_VK_XENT_LOSS_BACK, /* backward, streaming */
-    VKG_VK_XENT_BACK_ROWS, /* backward, row in registers: scalar or whole 16-byte groups */
-    VKG_VK_XENT_BACK_CUT,  /* backward, 16-byte groups cut at the buffers' boundaries */
+    VKG_VK_XENT_FWD_STREAM,  /* forward partials, any row (cross_entropy_fwd_stream.comp) */
+    VKG_VK_XENT_FWD_ROWS,    /* forward partials, row in registers */
+    VKG_VK_XENT_BACK_STREAM, /* backward, any row */
+    VKG_VK_XENT_BACK_ROWS,   /* backward, row in registers: scalar or whole 16-byte groups */
+    VKG_VK_XENT_BACK_CUT,    /* backward, 16-byte groups cut at the buffers' boundaries */
 };
 
 /* What recording dispatches: kernel with one workgroup of wg invocations per
  * row (rows of them, folded into x/y); the forward then adds the rows
- * partials (scratch_bytes) with cross_entropy_loss_sum, one workgroup of
+ * partials (scratch_bytes) with cross_entropy_fwd_sum, one workgroup of
  * sum_wg. The rows kernels' specialization: cache (values, or vec4s, per
  * invocation), vec4 (16-byte form), lb (labels per batch), and for the cut
  * kernel tail (the rest of the row streamed), tb (streamed vec4s per batch)

@@ -14,18 +14,11 @@
 
 #extension GL_GOOGLE_include_directive : require
 #include "grid.glsl"
+#include "cross_entropy/xent_layout.h"
 
-layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in; // WG: a power of two
+layout(local_size_x_id = VKG_XENT_SPEC_WG, local_size_y = 1, local_size_z = 1) in; // a power of two
 
-// Mirrored by struct vkg_xent_push in ops/cross_entropy.c.
-layout(push_constant) uniform Push {
-    uint nc, ne1, ne2, nr;   // classes, row dims 1 and 2, number of rows
-    uvec4 sx;                // logits element strides
-    uvec4 sl;                // labels element strides
-    uint off_g, off_x, off_l, off_d;
-    float inv_nr;            // 1 / nr
-    uint pad0, pad1, pad2;
-} p;
+layout(push_constant) uniform Push { VKG_XENT_PUSH } p;
 
 #define WG gl_WorkGroupSize.x
 shared float red_m[WG];

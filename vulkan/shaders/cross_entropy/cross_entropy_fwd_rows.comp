@@ -1,12 +1,12 @@
 #version 450
 // CROSS_ENTROPY_LOSS per-row partials for rows that fit in registers: the
-// XENT_ROWS half of cross_entropy_loss.comp (same math: scratch[row] =
+// math of cross_entropy_fwd_stream.comp (scratch[row] =
 // sum_i l_i * ((x_i - m) - log s), every term formed per element so no
 // large terms cancel), but each logit is read once: invocation t keeps
 // logits t, t+WG, ... (at most CACHE) in registers between the log-sum-exp
 // and the label pass, and the row statistics reduce through subgroup
 // butterflies (common/ops_xent.glsl). The host picks it only when
-// nc <= WG * CACHE; XENT_SUM of cross_entropy_loss.comp adds the partials.
+// nc <= WG * CACHE; cross_entropy_fwd_sum.comp adds the partials.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : enable
 #extension GL_KHR_shader_subgroup_basic : require
@@ -14,7 +14,7 @@
 #define XENT_SUBGROUP 1
 #include "common/ops_xent.glsl"
 
-layout(constant_id = 1) const uint CACHE = 32; // logits per invocation
+layout(constant_id = VKG_XENT_SPEC_CACHE) const uint CACHE = 32; // logits per invocation
 
 layout(std430, set = 0, binding = 0) readonly restrict buffer BufX { float x_data[]; };
 layout(std430, set = 0, binding = 1) readonly restrict buffer BufL { float l_data[]; };

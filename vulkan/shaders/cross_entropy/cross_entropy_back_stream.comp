@@ -1,6 +1,7 @@
 #version 450
-// CROSS_ENTROPY_LOSS_BACK: d_i = (g/nr) * (softmax_i * sum_j labels_j - labels_i)
-// (SPEC §3), exact for any labels. One workgroup per row, two passes over the
+// CROSS_ENTROPY_LOSS_BACK, any row, streaming:
+// d_i = (g/nr) * (softmax_i * sum_j labels_j - labels_i) (SPEC §3), exact for
+// any labels. One workgroup per row, two passes over the
 // row: (1) max / rescaled exp-sum of the logits (kept in registers) and the
 // label sum, reduced through shared memory (common/ops_xent.glsl); (2) the
 // gradient, written contiguously; labels are read twice (the second read is
