@@ -317,8 +317,28 @@ static const struct vkg_vk_kernel k_main[VKG_VK_CONV_KERNEL_COUNT] = {
 };
 #undef CONV_K
 
-/* Streaming multiprocessors of the device (VK_NV_shader_sm_builtins), 0
- * where it does not say; asked once per physical device. */
+/* Streaming multiprocessors of a physical device (VK_NV_shader_sm_builtins),
+ * 0 where it does not say. */
+static uint32_t sm_count_query(VkPhysicalDevice phys) {
+    uint32_t n = 0;
+    bool has = false;
+    if (vkEnumerateDeviceExtensionProperties(phys, NULL, &n, NULL) == VK_SUCCESS && n) {
+        VkExtensionProperties *e = calloc(n, sizeof *e);
+        if (e && vkEnumerateDeviceExtensionProperties(phys, NULL, &n, e) >= 0)
+            for (uint32_t j = 0; j < n && !has; j++)
+                has = !strcmp(e[j].extensionName, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME);
+        free(e);
+    }
+    if (!has) return 0;
+    VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                      .pNext = &sm};
+    vkGetPhysicalDeviceProperties2(phys, &p2);
+    return sm.shaderSMCount;
+}
+
+/* The same, asked once per physical device. */
 static uint32_t device_sm_count(const struct vkg_vk_device *dev) {
     static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
     static struct {
@@ -326,35 +346,14 @@ static uint32_t device_sm_count(const struct vkg_vk_device *dev) {
         uint32_t sms;
     } known[16];
     static int n_known;
-    uint32_t sms = 0;
     pthread_mutex_lock(&mu);
     int i = 0;
     while (i < n_known && known[i].phys != dev->phys)
         i++;
-    if (i < n_known) {
-        sms = known[i].sms;
-    } else {
-        uint32_t n = 0;
-        bool has = false;
-        if (vkEnumerateDeviceExtensionProperties(dev->phys, NULL, &n, NULL) == VK_SUCCESS && n) {
-            VkExtensionProperties *e = calloc(n, sizeof *e);
-            if (e && vkEnumerateDeviceExtensionProperties(dev->phys, NULL, &n, e) >= 0)
-                for (uint32_t j = 0; j < n && !has; j++)
-                    has = !strcmp(e[j].extensionName, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME);
-            free(e);
-        }
-        if (has) {
-            VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm = {
-                .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
-            VkPhysicalDeviceProperties2 p2 = {
-                .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sm};
-            vkGetPhysicalDeviceProperties2(dev->phys, &p2);
-            sms = sm.shaderSMCount;
-        }
-        if (n_known < (int)(sizeof known / sizeof known[0])) {
-            known[n_known].phys = dev->phys;
-            known[n_known++].sms = sms;
-        }
+    const uint32_t sms = i < n_known ? known[i].sms : sm_count_query(dev->phys);
+    if (i == n_known && n_known < (int)(sizeof known / sizeof known[0])) {
+        known[n_known].phys = dev->phys;
+        known[n_known++].sms = sms;
     }
     pthread_mutex_unlock(&mu);
     return sms;
