@@ -25,6 +25,8 @@ static void usage(FILE *f) {
             "  --allow-device-change   compare runs of different devices\n"
             "  --allow-missing         a case or backend of the baseline missing from the run\n"
             "                          is a note, not a regression (a partial run, --include)\n"
+            "  --allow-incomplete      read files that are not whole: no header or trailer\n"
+            "                          record (an older vkgrad's), cut short, or interrupted\n"
             "  --quiet                 print only regressions and the summary\n");
 }
 
@@ -42,7 +44,7 @@ int vkg_cmd_compare(int argc, char **argv) {
     conf_compare_options_default(&o);
     const char *files[2] = {NULL, NULL}, *exp_path = NULL;
     int n_files = 0;
-    bool quiet = false;
+    bool quiet = false, allow_incomplete = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         double *dst = !strcmp(a, "--drift-factor")  ? &o.drift_factor
@@ -71,6 +73,8 @@ int vkg_cmd_compare(int argc, char **argv) {
             o.allow_device_change = true;
         } else if (!strcmp(a, "--allow-missing")) {
             o.allow_missing = true;
+        } else if (!strcmp(a, "--allow-incomplete")) {
+            allow_incomplete = true;
         } else if (!strcmp(a, "--quiet")) {
             quiet = true;
         } else if (a[0] == '-' && a[1]) {
@@ -92,8 +96,9 @@ int vkg_cmd_compare(int argc, char **argv) {
     struct conf_expectation *exps = NULL;
     struct conf_transition *ts = NULL;
     int nb = 0, nr = 0, ne = 0, nt = 0, rc = 2;
-    if (!conf_results_load(files[0], &base, &nb, msg, sizeof msg) ||
-        !conf_results_load(files[1], &run, &nr, msg, sizeof msg) ||
+    struct conf_run_meta mb, mr;
+    if (!conf_results_load_ex(files[0], allow_incomplete, &mb, &base, &nb, msg, sizeof msg) ||
+        !conf_results_load_ex(files[1], allow_incomplete, &mr, &run, &nr, msg, sizeof msg) ||
         (exp_path && !conf_expectations_load(exp_path, &exps, &ne, msg, sizeof msg))) {
         fprintf(stderr, "vkgrad compare: %s\n", msg);
         goto out;
@@ -120,6 +125,15 @@ int vkg_cmd_compare(int argc, char **argv) {
             printf("%-10s %-17s %-8s %s\n    %s\n", ts[i].regression ? "REGRESSION" : "note",
                    conf_transition_name(ts[i].kind), ts[i].backend, ts[i].case_name, ts[i].text);
         }
+    /* a backend of the baseline the run does not have: a lost device */
+    for (int i = 0; mb.has_header && mr.has_header && i < mb.info.n_backends; i++) {
+        bool found = false;
+        for (int k = 0; k < mr.info.n_backends && !found; k++)
+            found = !strcmp(mb.info.backends[i], mr.info.backends[k]);
+        if (!found)
+            printf("%-10s %-17s %-8s %s\n", o.allow_missing ? "note" : "REGRESSION",
+                   "missing backend", mb.info.backends[i], mb.info.devices[i]);
+    }
     printf("\n%s vs %s: %d records vs %d, %d regression%s", files[0], files[1], nb, nr, reg,
            reg == 1 ? "" : "s");
     for (int k = 0; k < CONF_T_COUNT; k++)

@@ -19,6 +19,7 @@
 #include "compare.h"
 #include "harness.h"
 #include "outfile.h"
+#include "run_file.h"
 
 #define MAX_PATTERNS 64
 
@@ -57,12 +58,21 @@ static void usage(FILE *f) {
             "  --quiet              no table, no progress\n");
 }
 
+/* Progress on stderr, and each record appended to the partial file as it
+ * comes (so an interrupted run keeps what it did). */
 struct progress_state {
     bool on;
+    FILE *partial;
+    int n_written;
 };
 
 static void on_progress(void *user, int done, int total, const struct conf_result *r) {
     struct progress_state *p = user;
+    if (p->partial) {
+        char *js = conf_result_to_json(r);
+        if (js && fprintf(p->partial, "%s\n", js) > 0 && fflush(p->partial) == 0) p->n_written++;
+        free(js);
+    }
     if (!p->on) return;
     fprintf(stderr, "[%*d/%d] %s on %s ... %s%s%s\n", total >= 1000 ? 4 : 3, done, total,
             r->case_name, r->backend, conf_status_name(r->status),
@@ -156,9 +166,13 @@ struct conform_run {
     struct conf_result *results;
     struct conf_job *jobs;
     int n_jobs;
+    bool vk_available;
+    struct conf_run_info info; /* the results file's header */
+    char *partial_path;        /* --json's PATH.partial while the run goes */
 };
 
 static void run_free(struct conform_run *r) {
+    free(r->partial_path);
     free(r->cases);
     free(r->sel);
     free(r->results);
@@ -399,6 +413,7 @@ static int select_targets(const struct conform_args *c, struct conform_run *r) {
     struct vkg_vulkan_device_info vk_infos[16];
     bool vk_available = false;
     const int n_vk = enumerate_vulkan(c, vk_infos, &vk_available);
+    r->vk_available = vk_available;
     if (n_vk < 0) return 1;
     for (int d = 0; d < n_vk; d++) {
         if (!want_vk && d != only) continue;
@@ -528,6 +543,48 @@ static bool select_cases(const struct conform_args *c, struct conform_run *r) {
     return true;
 }
 
+/* The header of the results file: what was selected, on which backends. */
+static void describe_run(const struct conform_args *c, struct conform_run *r) {
+    struct conf_run_info *h = &r->info;
+    size_t u = (size_t)snprintf(h->selection, sizeof h->selection, "tier=%s device=%s shard=%d/%d",
+                                c->tier ? "full" : "default", c->device, c->shard_i, c->shard_n);
+    for (int k = 0; k < c->n_inc && u < sizeof h->selection; k++)
+        u += (size_t)snprintf(h->selection + u, sizeof h->selection - u, " include=%s", c->inc[k]);
+    for (int k = 0; k < c->n_exc && u < sizeof h->selection; k++)
+        u += (size_t)snprintf(h->selection + u, sizeof h->selection - u, " exclude=%s", c->exc[k]);
+    if (c->case_list && u < sizeof h->selection)
+        u += (size_t)snprintf(h->selection + u, sizeof h->selection - u, " case_list=%s",
+                              c->case_list);
+    if (c->n_named && u < sizeof h->selection)
+        snprintf(h->selection + u, sizeof h->selection - u, " cases=%d named", c->n_named);
+    h->n_cases = r->n_sel;
+    h->n_backends = r->n_targets < CONF_RUN_MAX_TARGETS ? r->n_targets : CONF_RUN_MAX_TARGETS;
+    for (int t = 0; t < h->n_backends; t++) {
+        snprintf(h->backends[t], sizeof h->backends[t], "%s", r->targets[t].name);
+        snprintf(h->devices[t], sizeof h->devices[t], "%s", r->targets[t].device_name);
+    }
+    h->vulkan_available = r->vk_available;
+    conf_run_hash_cases(r->sel, r->n_sel, h->case_hash);
+}
+
+/* --json FILE: records stream into FILE.partial as they finish, under the
+ * header; the whole file replaces FILE only at the end. */
+static FILE *open_partial(const struct conform_args *c, struct conform_run *r) {
+    if (!c->json || !strcmp(c->json, "-")) return NULL;
+    const size_t n = strlen(c->json) + sizeof ".partial";
+    r->partial_path = malloc(n);
+    if (!r->partial_path) return NULL;
+    snprintf(r->partial_path, n, "%s.partial", c->json);
+    FILE *f = fopen(r->partial_path, "w");
+    char *head = f ? conf_run_header_to_json(&r->info) : NULL;
+    if (head) {
+        fprintf(f, "%s\n", head);
+        fflush(f);
+    }
+    free(head);
+    return f;
+}
+
 /* Unexpected failures matched against the expectations, the rest rerun to
  * tell flakes from regressions. */
 static void expect_and_rerun(const struct conform_args *c, struct conform_run *r) {
@@ -569,8 +626,28 @@ static int run_jobs(const struct conform_args *c, struct conform_run *r) {
     for (int t = 0, k = 0; t < r->n_targets; t++)
         for (int i = 0; i < r->n_sel; i++, k++)
             r->jobs[k] = (struct conf_job){&r->sel[i], &r->targets[t], &r->results[k]};
-    struct progress_state ps = {!c->quiet};
-    if (!conf_run_jobs(r->jobs, r->n_jobs, &c->o, on_progress, &ps)) {
+    struct progress_state ps = {!c->quiet, open_partial(c, r), 0};
+    conf_interrupt_install();
+    const bool ran = conf_run_jobs(r->jobs, r->n_jobs, &c->o, on_progress, &ps);
+    const char *sig = conf_interrupted();
+    if (ps.partial) {
+        /* interrupted: the partial file says so and stays; else it goes */
+        char *tail = sig ? conf_run_trailer_to_json(ps.n_written, false, sig) : NULL;
+        if (tail) fprintf(ps.partial, "%s\n", tail);
+        free(tail);
+        fflush(ps.partial);
+        if (sig) fsync(fileno(ps.partial));
+        fclose(ps.partial);
+        if (!sig) unlink(r->partial_path);
+    }
+    if (sig) {
+        fprintf(stderr, "vkgrad conform: stopped by %s after %d of %d records%s%s%s\n", sig,
+                ps.n_written, r->n_jobs, r->partial_path ? "; kept in " : "",
+                r->partial_path ? r->partial_path : "",
+                r->partial_path ? " (marked incomplete)" : "");
+        return !strcmp(sig, "SIGINT") ? 130 : 143;
+    }
+    if (!ran) {
         fprintf(stderr, "vkgrad conform: cannot start child processes: %s\n", strerror(errno));
         return 2;
     }
@@ -596,7 +673,7 @@ static int write_outputs(const struct conform_args *c, const struct conform_run 
     char msg[CONF_MSG_MAX];
     if (!c->quiet) conf_report_console_table(stdout, r->results, r->n_jobs);
     int rc = count_unexpected(r->results, r->n_jobs) ? 1 : 0;
-    if (c->json && !conf_report_json(c->json, r->results, r->n_jobs, msg, sizeof msg)) {
+    if (c->json && !conf_report_json(c->json, &r->info, r->results, r->n_jobs, msg, sizeof msg)) {
         fprintf(stderr, "vkgrad conform: --json: %s\n", msg);
         rc = 2;
     }
@@ -621,7 +698,10 @@ int vkg_cmd_conform(int argc, char **argv) {
             printf("%s\n", r.sel[i].name);
         rc = 0;
     }
-    if (rc < 0) rc = run_jobs(&c, &r);
+    if (rc < 0) {
+        describe_run(&c, &r);
+        rc = run_jobs(&c, &r);
+    }
     if (rc < 0) rc = write_outputs(&c, &r);
     run_free(&r);
     return rc;

@@ -133,10 +133,19 @@ static int parse_all(char **lines, struct conf_result *v, int cnt, char *why, si
 
 bool conf_results_load(const char *path, struct conf_result **out, int *n, char *msg,
                        size_t msg_size) {
+    return conf_results_load_ex(path, false, NULL, out, n, msg, msg_size);
+}
+
+bool conf_results_load_ex(const char *path, bool allow_incomplete, struct conf_run_meta *meta,
+                          struct conf_result **out, int *n, char *msg, size_t msg_size) {
     *out = NULL;
     *n = 0;
+    struct conf_run_meta m_local;
+    struct conf_run_meta *m = meta ? meta : &m_local;
+    memset(m, 0, sizeof *m);
     FILE *f = open_file(path, msg, msg_size);
     if (!f) return false;
+    bool first = true;
     char **text = NULL; /* the non-empty lines, then parsed in parallel */
     int *lines = NULL;  /* the file line of each record, for messages */
     int cnt = 0, cap = 0, lineno = 0;
@@ -154,6 +163,22 @@ bool conf_results_load(const char *path, struct conf_result **out, int *n, char 
             ok = false;
             break;
         }
+        char fwhy[256];
+        if (m->has_trailer) {
+            snprintf(msg, msg_size, "%s:%d: a line after the trailer record", path, lineno);
+            ok = false;
+            break;
+        }
+        if (conf_run_is_frame(line)) {
+            if (!conf_run_frame_from_json(line, first, m, fwhy, sizeof fwhy)) {
+                snprintf(msg, msg_size, "%s:%d: %s", path, lineno, fwhy);
+                ok = false;
+                break;
+            }
+            first = false;
+            continue;
+        }
+        first = false;
         if (cnt == cap) {
             cap = cap ? cap * 2 : 256;
             char **nt = realloc(text, (size_t)cap * sizeof *nt);
@@ -207,6 +232,10 @@ bool conf_results_load(const char *path, struct conf_result **out, int *n, char 
         ok = false;
     }
     free(lines);
+    if (ok && !allow_incomplete && !conf_run_check_whole(m, cnt, why, sizeof why)) {
+        snprintf(msg, msg_size, "%s: %s (--allow-incomplete reads it anyway)", path, why);
+        ok = false;
+    }
     if (!ok) {
         free(v);
         return false;

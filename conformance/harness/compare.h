@@ -24,11 +24,18 @@
 #define VKGRAD_CONF_COMPARE_H
 
 #include "harness.h"
+#include "run_file.h"
 
 /* Load a JSON Lines results file. false + message (file and line named) on a
- * missing, empty, corrupt or foreign file. *out is malloc'd. */
+ * missing, empty, corrupt, foreign or incomplete file (no header and
+ * trailer, interrupted, records missing). *out is malloc'd. */
 bool conf_results_load(const char *path, struct conf_result **out, int *n, char *msg,
                        size_t msg_size);
+/* The same; allow_incomplete reads a file that is not whole (no header or
+ * trailer, interrupted, records missing: run_file.h); meta (may be NULL)
+ * gets what the header and trailer say. */
+bool conf_results_load_ex(const char *path, bool allow_incomplete, struct conf_run_meta *meta,
+                          struct conf_result **out, int *n, char *msg, size_t msg_size);
 
 struct conf_expectation {
     char status[16];  /* Fail, Crash, Timeout, DeviceLost, NotSupported, QualityWarning, Flake */

@@ -226,6 +226,12 @@ struct conf_job {
 typedef void (*conf_progress_fn)(void *user, int done, int total, const struct conf_result *r);
 bool conf_run_jobs(struct conf_job *jobs, int n, const struct conf_options *o,
                    conf_progress_fn progress, void *user);
+/* Interrupts (isolate.c). conf_interrupt_install makes SIGINT and SIGTERM
+ * stop conf_run_jobs: the running child is killed (no orphan; children also
+ * die with their parent), the jobs not run keep no result, and
+ * conf_run_jobs returns false with conf_interrupted() naming the signal. */
+void conf_interrupt_install(void);
+const char *conf_interrupted(void); /* "SIGINT", "SIGTERM" or NULL */
 
 /* ---- sweeps ---------------------------------------------------------------------- */
 /* The cases of a tier (0 default, 1 full) plus per-device limit rows for each
@@ -239,11 +245,14 @@ int64_t conf_limit_conv_d_conv(const struct vkg_vulkan_device_info *info);
 /* ---- reports ---------------------------------------------------------------------- */
 void conf_report_console_row(FILE *f, const struct conf_result *r);
 void conf_report_console_table(FILE *f, const struct conf_result *rs, int n);
-/* JSON Lines: one object per result (schema "vkgrad-conform", version 1). */
+/* JSON Lines: one object per result (schema "vkgrad-conform"), framed by a
+ * header and a trailer record (run_file.h) when written as a file. */
 char *conf_result_to_json(const struct conf_result *r); /* malloc'd, no newline */
 bool conf_result_from_json(const char *line, struct conf_result *r, char *msg, size_t msg_size);
-bool conf_report_json(const char *path, const struct conf_result *rs, int n, char *msg,
-                      size_t msg_size);
+struct conf_run_info;
+/* The whole file: header (info), the records, a trailer saying complete. */
+bool conf_report_json(const char *path, const struct conf_run_info *info,
+                      const struct conf_result *rs, int n, char *msg, size_t msg_size);
 bool conf_report_junit(const char *path, const struct conf_result *rs, int n, char *msg,
                        size_t msg_size);
 /* Dump a built case and its results under dir/<case>/<backend>/. */

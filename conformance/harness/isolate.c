@@ -18,6 +18,7 @@
  * Without isolation (cmocka tests, --no-isolate) jobs run in this process. */
 #include <errno.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,26 @@
 #include <unistd.h>
 
 #include "harness.h"
+
+/* ---- interrupts ---------------------------------------------------------------- */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig) {
+    stop_signal = sig;
+}
+
+void conf_interrupt_install(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL); /* no SA_RESTART: poll() returns at once */
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+const char *conf_interrupted(void) {
+    return stop_signal == SIGINT ? "SIGINT" : stop_signal == SIGTERM ? "SIGTERM" : NULL;
+}
 
 static void fill_identity(struct conf_job *j, const struct conf_options *o) {
     struct conf_result *r = j->r;
@@ -47,7 +68,7 @@ static void run_inline(struct conf_job *jobs, int n, const struct conf_options *
                        conf_progress_fn progress, void *user) {
     struct vkg_backend *bk = NULL;
     const struct conf_target *cur = NULL;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n && !stop_signal; i++) {
         if (jobs[i].t != cur) {
             vkg_backend_free(bk);
             cur = jobs[i].t;
@@ -75,7 +96,7 @@ static void child_main(int fd, struct conf_job *jobs, int first, int last,
                        const struct conf_options *o) {
     /* default dispositions: a handler inherited from the parent (a test
      * framework's, say) must not turn a crash into something else */
-    static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGALRM};
+    static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT, SIGALRM};
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
         signal(sigs[i], SIG_DFL);
     struct vkg_backend *bk = conf_target_backend(jobs[first].t);
@@ -118,6 +139,9 @@ static bool run_group(struct conf_job *jobs, int first, int last, const struct c
         }
         if (pid == 0) {
             close(fds[0]);
+            /* die with the parent: a killed conform leaves no worker behind */
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() == 1) _exit(5);
             child_main(fds[1], jobs, next, last, o);
         }
         close(fds[1]);
@@ -127,6 +151,11 @@ static bool run_group(struct conf_job *jobs, int first, int last, const struct c
         size_t len = 0, cap = 0;
         bool killed = false, eof = false;
         while (!eof) {
+            if (stop_signal) {
+                kill(pid, SIGKILL);
+                killed = true;
+                break;
+            }
             double left = o->timeout_s - (now_s() - started);
             if (left <= 0) {
                 kill(pid, SIGKILL);
@@ -187,6 +216,7 @@ static bool run_group(struct conf_job *jobs, int first, int last, const struct c
         int wst = 0;
         while (waitpid(pid, &wst, 0) < 0 && errno == EINTR) {
         }
+        if (stop_signal) return false;
         if (next >= last) break;
         /* the child stopped before finishing: blame the job it was on */
         int victim = cur >= 0 ? cur : next;
@@ -275,7 +305,7 @@ bool conf_run_jobs(struct conf_job *jobs, int n, const struct conf_options *o,
                    conf_progress_fn progress, void *user) {
     if (!o->isolate) {
         run_inline(jobs, n, o, progress, user);
-        return true;
+        return !stop_signal;
     }
     int done = 0;
     int gs = o->group_size > 0 ? o->group_size : 64;

@@ -18,6 +18,7 @@
 
 #include "harness.h"
 #include "outfile.h"
+#include "run_file.h"
 
 static json_object *num(double v) {
     return isfinite(v) ? json_object_new_double(v) : NULL; /* NULL serializes as null */
@@ -265,13 +266,24 @@ bool conf_result_from_json(const char *line, struct conf_result *r, char *msg, s
     return d.ok;
 }
 
-bool conf_report_json(const char *path, const struct conf_result *rs, int n, char *msg,
-                      size_t msg_size) {
+bool conf_report_json(const char *path, const struct conf_run_info *info,
+                      const struct conf_result *rs, int n, char *msg, size_t msg_size) {
     struct conf_outfile out;
     if (!conf_outfile_open(&out, path, msg, msg_size)) return false;
+    char *head = conf_run_header_to_json(info), *tail = conf_run_trailer_to_json(n, true, NULL);
+    if (!head || !tail) {
+        free(head);
+        free(tail);
+        snprintf(msg, msg_size, "out of memory writing %s", path);
+        conf_outfile_abort(&out);
+        return false;
+    }
+    fprintf(out.f, "%s\n", head);
+    free(head);
     for (int i = 0; i < n; i++) {
         char *s = conf_result_to_json(&rs[i]);
         if (!s) {
+            free(tail);
             snprintf(msg, msg_size, "out of memory writing %s", path);
             conf_outfile_abort(&out);
             return false;
@@ -279,5 +291,7 @@ bool conf_report_json(const char *path, const struct conf_result *rs, int n, cha
         fprintf(out.f, "%s\n", s);
         free(s);
     }
+    fprintf(out.f, "%s\n", tail);
+    free(tail);
     return conf_outfile_commit(&out, msg, msg_size);
 }

@@ -18,7 +18,7 @@ check() { # label, expected exit status, command...
     echo "ok    $label"
   else
     echo "FAIL  $label: exit $rc, expected $want"
-    tail -5 "$tmp/err" "$tmp/out"
+    tail -n 5 "$tmp/err" "$tmp/out"
     fails=$((fails + 1))
   fi
 }
@@ -29,14 +29,17 @@ sel='add.*,sum_rows.*'
 "$vkgrad" "${quick[@]}" --include "$sel" --json "$tmp/good.jsonl" || { echo "FAIL  the reference run"; exit 1; }
 n=$(wc -l <"$tmp/good.jsonl")
 
-# 1. A run that lost records or a backend is a regression.
+# 1. A run that lost records or a backend is a regression. A file cut short
+#    is refused outright (its trailer is missing: section 6); read anyway,
+#    its missing records regress.
 head -n $((n / 2)) "$tmp/good.jsonl" >"$tmp/half.jsonl"
-check "compare: half the records missing is a regression" 1 "$vkgrad" compare --quiet "$tmp/good.jsonl" "$tmp/half.jsonl"
-check "compare: --allow-missing accepts a partial run" 0 "$vkgrad" compare --quiet --allow-missing "$tmp/good.jsonl" "$tmp/half.jsonl"
-grep -v '"backend":"CPU"' "$tmp/good.jsonl" >"$tmp/novk.jsonl" || true
-if [ -s "$tmp/novk.jsonl" ]; then
-  grep '"backend":"CPU"' "$tmp/good.jsonl" >"$tmp/cpuonly.jsonl"
-  check "compare: a vanished Vulkan device is a regression" 1 "$vkgrad" compare --quiet "$tmp/good.jsonl" "$tmp/cpuonly.jsonl"
+check "compare: half the records missing is refused" 2 "$vkgrad" compare --quiet "$tmp/good.jsonl" "$tmp/half.jsonl"
+check "compare: half the records missing is a regression" 1 "$vkgrad" compare --quiet --allow-incomplete "$tmp/good.jsonl" "$tmp/half.jsonl"
+check "compare: --allow-missing accepts a partial run" 0 "$vkgrad" compare --quiet --allow-incomplete --allow-missing "$tmp/good.jsonl" "$tmp/half.jsonl"
+if grep -q '"backend":"Vulkan' "$tmp/good.jsonl"; then
+  grep -v '"backend":"Vulkan' "$tmp/good.jsonl" >"$tmp/cpuonly.jsonl"
+  check "compare: records of a vanished Vulkan device are refused" 2 "$vkgrad" compare --quiet "$tmp/good.jsonl" "$tmp/cpuonly.jsonl"
+  check "compare: a vanished Vulkan device is a regression" 1 "$vkgrad" compare --quiet --allow-incomplete "$tmp/good.jsonl" "$tmp/cpuonly.jsonl"
   VK_ICD_FILENAMES=/nonexistent.json "$vkgrad" "${quick[@]}" --include "$sel" --json "$tmp/cpu.jsonl" 2>"$tmp/err"
   if grep -q "no Vulkan device" "$tmp/err"; then echo "ok    conform --quiet says when there is no Vulkan device"
   else echo "FAIL  conform --quiet was silent without a Vulkan device"; fails=$((fails + 1)); fi
@@ -83,6 +86,7 @@ check "compare: an over-long glob is refused, not cut" 2 "$vkgrad" compare --exp
 python3 - "$tmp/good.jsonl" "$tmp/big.jsonl" <<'PY'
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
+recs = [r for r in recs if r["schema"] == "vkgrad-conform"]
 with open(sys.argv[2], "w") as f:
     for i in range(100000):
         r = dict(recs[i % len(recs)])
@@ -90,9 +94,47 @@ with open(sys.argv[2], "w") as f:
         f.write(json.dumps(r, separators=(",", ":")) + "\n")
 PY
 start=$(date +%s%N)
-check "compare: a 100,000-record baseline loads" 0 "$vkgrad" compare --quiet --allow-missing "$tmp/big.jsonl" "$tmp/good.jsonl"
+check "compare: a 100,000-record baseline loads" 0 "$vkgrad" compare --quiet --allow-missing --allow-incomplete "$tmp/big.jsonl" "$tmp/good.jsonl"
 ms=$((($(date +%s%N) - start) / 1000000))
 if [ "$ms" -lt 20000 ]; then echo "ok    a 100,000-record baseline loaded and compared in $ms ms"
 else echo "FAIL  a 100,000-record baseline took $ms ms: loading is not linear"; fails=$((fails + 1)); fi
+
+# 6. A file cut at a record boundary, or left by a signal, is refused as
+#    incomplete; a signal kills the workers and keeps the partial records.
+head -n $((n / 2)) "$tmp/good.jsonl" >"$tmp/cut.jsonl"
+check "compare: a file cut at a record boundary is refused" 2 "$vkgrad" compare --quiet "$tmp/good.jsonl" "$tmp/cut.jsonl"
+check "compare: --allow-incomplete reads it (its missing records regress)" 1 "$vkgrad" compare --quiet --allow-incomplete "$tmp/good.jsonl" "$tmp/cut.jsonl"
+for sig in TERM INT KILL; do
+  cp "$tmp/good.jsonl" "$tmp/sig.jsonl"
+  rm -f "$tmp/sig.jsonl.partial"
+  "$vkgrad" conform --quiet --no-determinism --time-reps 0 --json "$tmp/sig.jsonl" 2>/dev/null &
+  pid=$!
+  for _ in $(seq 600); do # until a record is in (header + 1 line)
+    [ "$({ wc -l <"$tmp/sig.jsonl.partial"; } 2>/dev/null || echo 0)" -ge 2 ] && break
+    sleep 0.1
+  done
+  workers=$(pgrep -P "$pid" | tr '\n' ' ')
+  kill -"$sig" "$pid"
+  wait "$pid" 2>/dev/null
+  rc=$?
+  sleep 1
+  alive=""
+  for w in $workers; do # a zombie waiting for its reaper is dead
+    st=$(ps -o stat= -p "$w" 2>/dev/null)
+    [ -n "$st" ] && [ "${st#Z}" = "$st" ] && alive="$alive $w"
+  done
+  [ -z "$alive" ] || { echo "FAIL  SIG$sig: workers$alive outlived conform"; kill -9 $alive; fails=$((fails + 1)); }
+  [ -n "$workers" ] && [ -z "$alive" ] && echo "ok    SIG$sig: no worker outlives conform"
+  cmp -s "$tmp/good.jsonl" "$tmp/sig.jsonl" || { echo "FAIL  SIG$sig: the previous results file changed"; fails=$((fails + 1)); }
+  [ "$sig" = KILL ] && continue
+  want=$([ "$sig" = INT ] && echo 130 || echo 143)
+  if [ "$rc" = "$want" ] && tail -1 "$tmp/sig.jsonl.partial" | grep -q '"complete":false'; then
+    echo "ok    SIG$sig: exit $rc, partial records kept and marked incomplete"
+  else
+    echo "FAIL  SIG$sig: exit $rc, partial file: $(tail -c 200 "$tmp/sig.jsonl.partial" 2>/dev/null)"
+    fails=$((fails + 1))
+  fi
+  check "compare: SIG$sig's partial file is refused" 2 "$vkgrad" compare --quiet "$tmp/good.jsonl" "$tmp/sig.jsonl.partial"
+done
 
 [ $fails -eq 0 ] || { echo "$fails check(s) failed" >&2; exit 1; }
