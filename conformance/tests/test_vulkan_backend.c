@@ -589,7 +589,7 @@ static bool conv_back_matches(struct run *run, const struct vkg_tensor *node, co
  * split over several. */
 static void counters__fused_conv_reduce_fresh_every_compute(void **state) {
     (void)state;
-    setenv("VKG_TUNE_CONV", "v32f:5", 1);
+    setenv("VKGRAD_TUNING", "conv.kernel=vec_persistent_fused,conv.workgroups=5", 1);
     struct vkg_backend *be = vkg_backend_vulkan_init(0);
     assert_non_null(be);
     struct vkg_context *ctx = vkg_init(1u << 20);
@@ -617,7 +617,7 @@ static void counters__fused_conv_reduce_fresh_every_compute(void **state) {
             assert_true(conv_back_matches(&run, nodes[i], name));
         }
     }
-    unsetenv("VKG_TUNE_CONV");
+    unsetenv("VKGRAD_TUNING");
     run_free(&run);
     vkg_free(ctx);
     vkg_backend_free(be);
