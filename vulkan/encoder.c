@@ -57,14 +57,6 @@ const struct vkg_vk_device *vkg_vk_encoder_device(const struct vkg_vk_encoder *e
     return &enc->be->dev;
 }
 
-int vkg_vk_tune_int(const char *name, int def) {
-    const char *v = getenv(name);
-    if (!v || !*v) return def;
-    char *end;
-    const long x = strtol(v, &end, 10);
-    return *end || x < INT_MIN || x > INT_MAX ? def : (int)x;
-}
-
 void vkg_vk_grid(const struct vkg_vk_encoder *enc, uint64_t n_groups, uint32_t *gx, uint32_t *gy) {
     uint64_t max_x = enc->be->dev.props.limits.maxComputeWorkGroupCount[0];
     if (n_groups <= max_x) {

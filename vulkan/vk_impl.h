@@ -270,9 +270,6 @@ const struct vkg_vk_device *vkg_vk_encoder_device(const struct vkg_vk_encoder *e
  * per-dimension limit; the shader recovers it with vkg_group_linear()
  * (common/grid.glsl) and must skip ids >= n_groups. */
 void vkg_vk_grid(const struct vkg_vk_encoder *enc, uint64_t n_groups, uint32_t *gx, uint32_t *gy);
-/* An integer tuning knob (VKG_TUNE_...) from the environment, read while
- * recording; def when unset, empty or not a whole decimal integer. */
-int vkg_vk_tune_int(const char *name, int def);
 
 /* ---- op families ----------------------------------------------------------- */
 
