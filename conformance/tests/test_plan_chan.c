@@ -63,7 +63,7 @@ static bool known_reason(const char *r) {
 /* What is wrong with one dispatch, or NULL. */
 static const char *dispatch_fault(const struct vkg_vk_limits *lim,
                                   const struct vkg_vk_chan_dispatch *dp, uint32_t subgroup) {
-    const uint32_t inv = dp->spec[0];
+    const uint32_t inv = dp->spec[VKG_CHAN_SPEC_WG];
     if (inv > lim->max_workgroup_invocations || inv > lim->max_workgroup_size[0])
         return "workgroup size";
     if (inv % subgroup != 0 && inv > subgroup) return "workgroup not whole subgroups";
@@ -83,7 +83,7 @@ static const char *plan_fault(const struct vkg_vk_limits *lim, const struct vkg_
     const uint64_t big =
         pl->state_floats > pl->partial_floats ? pl->state_floats : pl->partial_floats;
     if (big * 4 > lim->max_storage_buffer_range) return "scratch past the binding range";
-    if (pl->back.spec[0] < pl->subgroup) return "walk smaller than a subgroup";
+    if (pl->back.spec[VKG_CHAN_SPEC_WG] < pl->subgroup) return "walk smaller than a subgroup";
     if (pl->chunk_tokens % pl->sub_tokens != 0) return "chunk not whole sub-chunks";
     if (pl->one != (pl->chunks == 1) || (pl->sck && pl->one)) return "chunk flags";
     if (!lim->is_cpu && (pl->back_build != VKG_VK_CHAN_FIXED_D16 ||
@@ -211,11 +211,12 @@ static void chan_plan__case(void **state) {
     }
     if (pl.back_build != c->back || (!pl.one && pl.sum_build != c->sum) || pl.one != c->one ||
         pl.sck != c->sck || (c->chunk && pl.chunk_tokens != c->chunk) ||
-        (c->back_invocations && pl.back.spec[0] != c->back_invocations)) {
+        (c->back_invocations && pl.back.spec[VKG_CHAN_SPEC_WG] != c->back_invocations)) {
         print_error("%s: builds %d / %d, chunk %u, walk %u invocations, one %d, sck %d; expected "
                     "%d / %d, %u, %u, %d, %d\n",
-                    c->name, pl.back_build, pl.sum_build, pl.chunk_tokens, pl.back.spec[0], pl.one,
-                    pl.sck, c->back, c->sum, c->chunk, c->back_invocations, c->one, c->sck);
+                    c->name, pl.back_build, pl.sum_build, pl.chunk_tokens,
+                    pl.back.spec[VKG_CHAN_SPEC_WG], pl.one, pl.sck, c->back, c->sum, c->chunk,
+                    c->back_invocations, c->one, c->sck);
         fail();
     }
 }

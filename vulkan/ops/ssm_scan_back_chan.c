@@ -6,13 +6,14 @@
  * mu_t = a_t (mu_{t+1} + g_y,t C_t) are affine over a chunk of tokens with one
  * factor P = exp(A S) (S the chunk's sum of dt'): s_out = P s_in + E and
  * mu_in = P mu_out + G. So the op runs parallel over time, four dispatches:
- *   CHAN_SUM    per (channel block, chunk, sequence): E, G, S; with SCK also E
- *               and S at the end of every 8-token sub-chunk
- *   CHAN_CARRY  per (channel, n, sequence): chains the chunks, E becoming the
- *               state entering each chunk and G mu leaving it
- *   CHAN_BACK   per (channel block, chunk, sequence): walks the chunk back a
- *               sub-chunk at a time from states replayed into registers
- *   CHAN_REDUCE adds the d_A, d_B / d_C and d_s partials in a fixed order
+ *   CHAN_SUM    chunk_sums.comp, per (channel block, chunk, sequence): E, G,
+ *               S; with SCK also E and S at the end of every 8-token sub-chunk
+ *   CHAN_CARRY  chunk_carry.comp, per (channel, n, sequence): chains the
+ *               chunks, E becoming the state entering each chunk, G mu leaving it
+ *   CHAN_BACK   walk_back.comp, per (channel block, chunk, sequence): walks the
+ *               chunk back a sub-chunk at a time from states replayed into registers
+ *   CHAN_REDUCE reduce_partials.comp: the d_A, d_B / d_C and d_s partials added
+ *               in a fixed order
  * A sequence of one chunk runs CHAN_BACK and CHAN_REDUCE only (ONE); its
  * sub-chunk starts are checkpoints in shared memory instead of SCK's.
  *
@@ -36,48 +37,38 @@
 #include "ssm_scan_back_chan_plan.h"
 #include "ssm_scan_paths.h"
 
-#include "vkg_vk_spv_ssm_scan_back_chan_back_f8_2_8.spv.h"
-#include "vkg_vk_spv_ssm_scan_back_chan_back_w.spv.h"
-#include "vkg_vk_spv_ssm_scan_back_chan_back_wv4.spv.h"
-#include "vkg_vk_spv_ssm_scan_back_chan_carry.spv.h"
-#include "vkg_vk_spv_ssm_scan_back_chan_reduce.spv.h"
-#include "vkg_vk_spv_ssm_scan_back_chan_sum.spv.h"
-#include "vkg_vk_spv_ssm_scan_back_chan_sum_f16_1.spv.h"
-#include "vkg_vk_spv_ssm_scan_back_chan_sum_v4.spv.h"
+#include "ssm_scan_chan/chan_layout.h"
+#include "vkg_vk_spv_ssm_scan_back_chan_chunk_carry.spv.h"
+#include "vkg_vk_spv_ssm_scan_back_chan_chunk_sums.spv.h"
+#include "vkg_vk_spv_ssm_scan_back_chan_chunk_sums_d16.spv.h"
+#include "vkg_vk_spv_ssm_scan_back_chan_chunk_sums_vec4.spv.h"
+#include "vkg_vk_spv_ssm_scan_back_chan_reduce_partials.spv.h"
+#include "vkg_vk_spv_ssm_scan_back_chan_walk_back.spv.h"
+#include "vkg_vk_spv_ssm_scan_back_chan_walk_back_d16.spv.h"
+#include "vkg_vk_spv_ssm_scan_back_chan_walk_back_vec4.spv.h"
 
-/* Mirrors the push block of shaders/common/ops_ssm_scan_chan.glsl. */
-struct chan_push {
-    uint32_t ds, D, nt, nq, nc, n_slots, nj, flags;
-    uint32_t off_s, off_x, off_dt, off_A, off_B, off_C, off_ids, off_g, off_d, off_st, off_pt;
-    uint32_t s_h, s_slot;
-    uint32_t x_h, x_t, x_q;
-    uint32_t dt_t, dt_q;
-    uint32_t A_h;
-    uint32_t B_t, B_q, C_t, C_q;
-    uint32_t ks; /* tokens per sub-chunk (CHAN_F_SCK) */
-};
-_Static_assert(sizeof(struct chan_push) == 128, "ops_ssm_scan_chan.glsl push block");
+_Static_assert(sizeof(struct vkg_vk_chan_push) == 128, "chan_layout.h push block");
 
-#define CHAN_KERNEL(name) VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_chan_##name, 11, struct chan_push)
+#define CHAN_KERNEL(name)                                                                          \
+    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_chan_##name, 11, struct vkg_vk_chan_push)
 static const struct vkg_vk_kernel k_sum[] = {
-    [VKG_VK_CHAN_GENERIC] = CHAN_KERNEL(sum),
-    [VKG_VK_CHAN_GENERIC_VEC4] = CHAN_KERNEL(sum_v4),
-    [VKG_VK_CHAN_FIXED_D16] = CHAN_KERNEL(sum_f16_1),
+    [VKG_VK_CHAN_GENERIC] = CHAN_KERNEL(chunk_sums),
+    [VKG_VK_CHAN_GENERIC_VEC4] = CHAN_KERNEL(chunk_sums_vec4),
+    [VKG_VK_CHAN_FIXED_D16] = CHAN_KERNEL(chunk_sums_d16),
 };
 static const struct vkg_vk_kernel k_back[] = {
-    [VKG_VK_CHAN_GENERIC] = CHAN_KERNEL(back_w),
-    [VKG_VK_CHAN_GENERIC_VEC4] = CHAN_KERNEL(back_wv4),
-    [VKG_VK_CHAN_FIXED_D16] = CHAN_KERNEL(back_f8_2_8),
+    [VKG_VK_CHAN_GENERIC] = CHAN_KERNEL(walk_back),
+    [VKG_VK_CHAN_GENERIC_VEC4] = CHAN_KERNEL(walk_back_vec4),
+    [VKG_VK_CHAN_FIXED_D16] = CHAN_KERNEL(walk_back_d16),
 };
-static const struct vkg_vk_kernel k_carry = CHAN_KERNEL(carry);
-static const struct vkg_vk_kernel k_reduce = CHAN_KERNEL(reduce);
+static const struct vkg_vk_kernel k_carry = CHAN_KERNEL(chunk_carry);
+static const struct vkg_vk_kernel k_reduce = CHAN_KERNEL(reduce_partials);
 
 enum {
     CHAN_DSL_MAX = 16,      /* states per lane (registers) */
     CHAN_CT = 32,           /* tokens per chunk, at least (auto) */
     CHAN_CT_MAX = 128,      /* ... at most, on grids big enough */
     CHAN_GRID_MIN = 512,    /* workgroups of CHAN_WG a longer chunk must leave */
-    CHAN_KS = 8,            /* tokens per replayed sub-chunk (a multiple of CHAN_SUM's batch) */
     CHAN_MIN_TOK = 1024,    /* GPUs: sequences this long take this path, */
     CHAN_MIN_WORK = 280000, /* ... and so do nodes of this many channel-tokens */
     CHAN_WG = 128,          /* invocations per workgroup of CHAN_SUM (and the grid estimate) */
@@ -148,7 +139,7 @@ static bool chan_plan_lanes(struct chan_ctx *c, const struct vkg_vk_chan_tuning 
  * longest of 128, 64, 32 that leaves CHAN_GRID_MIN workgroups. */
 static void chan_plan_chunks(const struct chan_ctx *c, const struct vkg_vk_chan_tuning *t,
                              struct vkg_vk_chan_plan *pl) {
-    const uint32_t ks = CHAN_KS;
+    const uint32_t ks = VKG_CHAN_KS;
     uint32_t ct = CHAN_CT;
     const uint64_t ncb_est = chan_div_up(c->D * pl->lanes, CHAN_WG);
     for (uint32_t n = CHAN_CT_MAX; n > CHAN_CT; n /= 2)
@@ -195,8 +186,11 @@ static bool chan_plan_back(const struct chan_ctx *c, struct vkg_vk_chan_plan *pl
     uint32_t sh_spec = (uint32_t)(vec4 ? sh - bc : sh);
     if (sh_spec == 0) sh_spec = 1; /* an empty shared array is not valid */
     pl->back_build = vec4 ? VKG_VK_CHAN_GENERIC_VEC4 : VKG_VK_CHAN_GENERIC;
-    const uint32_t spec[8] = {wg, sh_spec, sg, ct, c->dsl, nl, ks, vp};
-    memcpy(pl->back.spec, spec, sizeof spec);
+    uint32_t *spec = pl->back.spec;
+    spec[VKG_CHAN_SPEC_WG] = wg, spec[VKG_CHAN_SPEC_SHARED] = sh_spec;
+    spec[VKG_CHAN_SPEC_SUBGROUP] = sg, spec[VKG_CHAN_SPEC_CHUNK] = ct;
+    spec[VKG_CHAN_SPEC_DSL] = c->dsl, spec[VKG_CHAN_SPEC_NL] = nl;
+    spec[VKG_CHAN_SPEC_KS] = ks, spec[VKG_CHAN_SPEC_VP] = vp;
     pl->back.shared_bytes = (uint32_t)((vec4 ? bc + sh_spec : sh_spec) * sizeof(float));
     pl->partials = (uint32_t)chan_div_up(c->D, wg / nl);
     pl->back.workgroups = (uint64_t)pl->partials * pl->chunks * c->nq;
@@ -214,9 +208,11 @@ static void chan_plan_sum(const struct chan_ctx *c, struct vkg_vk_chan_plan *pl)
     const uint64_t bc = 2ull * ct * c->ds;
     const uint32_t sh_spec = vec4 ? 1 : (uint32_t)bc;
     pl->sum_build = vec4 ? VKG_VK_CHAN_GENERIC_VEC4 : VKG_VK_CHAN_GENERIC;
-    const uint32_t spec[8] = {swg, sh_spec, pl->subgroup, ct, (uint32_t)(c->ds / snl),
-                              snl, pl->sub_tokens, 2};
-    memcpy(pl->sum.spec, spec, sizeof spec);
+    uint32_t *spec = pl->sum.spec; /* (no d_B / d_C reduce-scatter: VP unused) */
+    spec[VKG_CHAN_SPEC_WG] = swg, spec[VKG_CHAN_SPEC_SHARED] = sh_spec;
+    spec[VKG_CHAN_SPEC_SUBGROUP] = pl->subgroup, spec[VKG_CHAN_SPEC_CHUNK] = ct;
+    spec[VKG_CHAN_SPEC_DSL] = (uint32_t)(c->ds / snl), spec[VKG_CHAN_SPEC_NL] = snl;
+    spec[VKG_CHAN_SPEC_KS] = pl->sub_tokens;
     pl->sum.shared_bytes = (uint32_t)((vec4 ? bc + sh_spec : sh_spec) * sizeof(float));
     pl->sum.workgroups = chan_div_up(c->D, swg / snl) * pl->chunks * c->nq;
 }
@@ -233,13 +229,12 @@ static bool chan_plan_carry_reduce(const struct chan_ctx *c, struct vkg_vk_chan_
         cg *= 2;
     while (cg > 1 && cg / 2 >= pl->chunks)
         cg /= 2;
-    const uint32_t sg = pl->subgroup, ct = pl->chunk_tokens, nl = pl->lanes;
-    const uint32_t ks = pl->sub_tokens, vp = pl->back.spec[7];
-    /* CHAN_CARRY's spec 6: a run kept in registers from its composite to its walks. */
-    const uint32_t carry[8] = {rwg, 1, sg, ct, cg, nl, 1, vp};
-    const uint32_t reduce[8] = {rwg, 1, sg, ct, c->dsl, nl, ks, vp};
-    memcpy(pl->carry.spec, carry, sizeof carry);
-    memcpy(pl->reduce.spec, reduce, sizeof reduce);
+    uint32_t *carry = pl->carry.spec, *reduce = pl->reduce.spec;
+    carry[VKG_CHAN_SPEC_WG] = reduce[VKG_CHAN_SPEC_WG] = rwg;
+    carry[VKG_CHAN_SPEC_SHARED] = reduce[VKG_CHAN_SPEC_SHARED] = 1;
+    carry[VKG_CHAN_SPEC_SUBGROUP] = reduce[VKG_CHAN_SPEC_SUBGROUP] = pl->subgroup;
+    carry[VKG_CHAN_SPEC_CHUNK] = reduce[VKG_CHAN_SPEC_CHUNK] = pl->chunk_tokens;
+    carry[VKG_CHAN_SPEC_RUNS] = cg;
     pl->carry.shared_bytes = 3 * rwg * sizeof(float);
     pl->reduce.shared_bytes = rwg * sizeof(float);
     pl->carry.workgroups = chan_div_up(c->D, rwg / cg) * c->ds * c->nq;
@@ -270,7 +265,7 @@ static bool chan_plan_scratch(const struct chan_ctx *c, struct vkg_vk_chan_plan 
         /* Loop rounds per invocation, loosely bounded from above. */
         const uint64_t carry = 4 * nc + 2 * CHAN_RWG + 8;
         const uint64_t reduce = nq * nc + pl->partials + nq + 8;
-        const uint32_t wg = pl->back.spec[0];
+        const uint32_t wg = pl->back.spec[VKG_CHAN_SPEC_WG];
         const uint64_t walk = 4ull * pl->chunk_tokens +
                               chan_div_up(2ull * pl->chunk_tokens * ds, wg) * 2 + 16;
         if (carry > CHAN_LOOP_BUDGET || reduce > CHAN_LOOP_BUDGET || walk > CHAN_LOOP_BUDGET)
@@ -281,9 +276,12 @@ static bool chan_plan_scratch(const struct chan_ctx *c, struct vkg_vk_chan_plan 
 
 /* The builds: fixed where one matches; GPUs run nothing else (see the head). */
 static bool chan_plan_builds(const struct chan_ctx *c, struct vkg_vk_chan_plan *pl) {
-    const bool back_fixed = pl->back_build == VKG_VK_CHAN_GENERIC_VEC4 && c->dsl == 8 &&
-                            pl->lanes == 2 && pl->sub_tokens == 8;
-    const bool sum_fixed = pl->sum_build == VKG_VK_CHAN_GENERIC_VEC4 && c->ds == 16;
+    const bool back_fixed = pl->back_build == VKG_VK_CHAN_GENERIC_VEC4 &&
+                            c->dsl == VKG_CHAN_D16_BACK_DSL && pl->lanes == VKG_CHAN_D16_BACK_NL &&
+                            pl->sub_tokens == VKG_CHAN_KS;
+    /* (CHAN_SUM runs one lane per channel: VKG_CHAN_D16_SUM_NL.) */
+    const bool sum_fixed =
+        pl->sum_build == VKG_VK_CHAN_GENERIC_VEC4 && c->ds == VKG_CHAN_D16_SUM_DSL;
     if (back_fixed) pl->back_build = VKG_VK_CHAN_FIXED_D16;
     if (sum_fixed) pl->sum_build = VKG_VK_CHAN_FIXED_D16;
     if ((!back_fixed || (!sum_fixed && !pl->one)) && !c->lim->is_cpu)
@@ -311,10 +309,10 @@ bool vkg_vk_chan_plan_make(const struct vkg_scan_dims *d, const struct vkg_vk_li
 static enum vkg_status chan_dispatch(struct vkg_vk_encoder *enc, const struct vkg_vk_kernel *k,
                                      const struct vkg_vk_chan_dispatch *dp,
                                      const struct vkg_tensor *const t[11],
-                                     const struct chan_push *p) {
+                                     const struct vkg_vk_chan_push *p) {
     uint32_t gx, gy;
     vkg_vk_grid(enc, dp->workgroups, &gx, &gy);
-    return vkg_vk_dispatch(enc, k, dp->spec, 8, t, 11, p, gx, gy, 1);
+    return vkg_vk_dispatch(enc, k, dp->spec, VKG_CHAN_SPEC_COUNT, t, 11, p, gx, gy, 1);
 }
 
 bool vkg_vk_scan_back_chan(struct vkg_vk_encoder *enc, const struct vkg_tensor *node,
@@ -329,11 +327,11 @@ bool vkg_vk_scan_back_chan(struct vkg_vk_encoder *enc, const struct vkg_tensor *
         *st = VKG_STATUS_OUT_OF_MEMORY;
         return true;
     }
-    struct chan_push p = {0};
+    struct vkg_vk_chan_push p = {0};
     p.ds = (uint32_t)d->d_state, p.D = (uint32_t)d->n_head, p.nt = (uint32_t)d->n_tok;
     p.nq = (uint32_t)d->n_seqs, p.nc = pl.chunks, p.n_slots = (uint32_t)d->n_slots;
     p.nj = pl.partials;
-    p.flags = (pl.one ? 1u : 0u) | (pl.sck ? 2u : 0u);
+    p.flags = (pl.one ? VKG_CHAN_F_ONE : 0u) | (pl.sck ? VKG_CHAN_F_SCK : 0u);
     p.ks = pl.sub_tokens;
     VKG_SCAN_PUSH_INPUTS(p, enc, node);
     p.off_g = vkg_vk_elem_offset(enc, node->src[7]);

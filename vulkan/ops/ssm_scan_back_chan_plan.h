@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../shaders/ssm_scan_chan/chan_layout.h"
 #include "../tune_key.h"
 #include "vkgrad/ops.h"
 
@@ -35,12 +36,12 @@ enum vkg_vk_chan_build {
     VKG_VK_CHAN_FIXED_D16,    /* d_state 16 fixed at compile time (SUM 1 lane, BACK 2 lanes) */
 };
 
-/* One dispatch: its specialization constants (in the kernel's order:
- * workgroup size, shared floats, subgroup, chunk tokens, then per kernel),
- * its workgroups (a linear count, folded into a grid when recorded) and the
- * shared memory its kernel declares. */
+/* One dispatch: its specialization constants (indexed by VKG_CHAN_SPEC_* of
+ * chan_layout.h; those its kernel does not have are 0), its workgroups (a
+ * linear count, folded into a grid when recorded) and the shared memory its
+ * kernel declares. */
 struct vkg_vk_chan_dispatch {
-    uint32_t spec[8];
+    uint32_t spec[VKG_CHAN_SPEC_COUNT];
     uint64_t workgroups;
     uint32_t shared_bytes;
 };
@@ -51,8 +52,8 @@ struct vkg_vk_chan_plan {
     uint32_t subgroup;  /* the device's fixed subgroup size */
     uint32_t lanes;     /* per channel in CHAN_BACK (1 or 2) */
     uint32_t chunk_tokens, sub_tokens, chunks;
-    bool one;  /* one chunk: CHAN_BACK and CHAN_REDUCE only (flag CHAN_F_ONE) */
-    bool sck;  /* sub-chunk starts kept by CHAN_SUM (flag CHAN_F_SCK) */
+    bool one;  /* one chunk: CHAN_BACK and CHAN_REDUCE only (VKG_CHAN_F_ONE) */
+    bool sck;  /* sub-chunk starts kept by CHAN_SUM (VKG_CHAN_F_SCK) */
     uint32_t partials; /* d_B / d_C partials per token: CHAN_BACK's channel blocks */
     enum vkg_vk_chan_build sum_build, back_build;
     struct vkg_vk_chan_dispatch sum, carry, back, reduce;
