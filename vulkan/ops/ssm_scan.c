@@ -4,7 +4,8 @@
  * and the backward through the adjoint lambda_t = dL/ds_t, walked downwards.
  * Design, figures and what was tried: ssm_scan.md.
  *
- * Paths (the plan picks one; supports_op and recording use the same plan):
+ * Paths (the plan, ssm_scan_plan.h, picks one; supports_op and recording
+ * use the same plan):
  *   forward, lanes     ssm_scan_lanes.comp: a row's states in registers over
  *                      up to 32 invocations; d_state <= 512.
  *   forward, rows      ssm_scan.comp: a workgroup walks RB rows, their states
@@ -81,93 +82,94 @@ static const struct vkg_vk_kernel k_back_cback =
 static const struct vkg_vk_kernel k_back_reduce =
     VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_reduce, 11, struct vkg_scan_reduce_push);
 
+/* ---- plan ------------------------------------------------------------------ */
+
 enum {
-    SCAN_WG_MAX = 256, /* invocations per workgroup */
-    SCAN_RB_MAX = 128, /* rows per workgroup */
-    SCAN_CT = 64,      /* tokens per checkpoint chunk */
-    /* Loop iterations one invocation of a windowed walk may run per
-     * dispatch. CPU devices: llvmpipe ends every loop of a shader once
-     * their iterations add up to 65535 (a silent truncation); half of that
-     * leaves room for the compiler's restructuring of the loops counted by
-     * scan_row_iters. Other devices: no GPU driver is known to have such a
-     * limit, but none would say so through Vulkan, so their walks are cut
-     * too, at a budget large enough that only very long sequences get more
-     * than one window (a window costs a dispatch and a barrier on the serial
-     * walk) while a dispatch stays far below the watchdogs' seconds. */
-    SCAN_LOOP_BUDGET = 32768,
+    SCAN_WG_MAX = 256, /* row-block walks: invocations per workgroup */
+    SCAN_RB_MAX = 128, /* row-block walks: rows per workgroup */
+    SCAN_CT = 64,      /* row-block walks: tokens per checkpoint chunk */
+    /* Loop rounds one invocation of a windowed walk may run per dispatch.
+     * CPU devices: llvmpipe ends every loop of a shader once their rounds
+     * add up to 65535; half of that leaves room for the compiler's
+     * restructuring of the loops counted by row_iters. GPUs: no driver is
+     * known to cut loops, but none would say so; only very long sequences
+     * get more than one window, and a dispatch stays far below watchdogs. */
+    SCAN_LOOP_BUDGET_CPU = 32768,
     SCAN_LOOP_BUDGET_GPU = 1 << 22,
     SCAN_REDUCE_WG = 256,
-    /* chunked backward; RS, KS and CKMAX mirror shaders/ssm_scan_back.comp */
-    SCAN_RS = 8,         /* rows per invocation */
+    /* chunked backward; KS and CKMAX are the shaders' */
+    SCAN_RS = 8,         /* rows per invocation from d_state 33 */
+    SCAN_RS_SMALL = 4,   /* rows per invocation up to d_state 32 */
     SCAN_KS = 4,         /* tokens per staged sub-chunk */
     SCAN_CKMAX = 32,     /* sub-chunks per chunk */
     SCAN_C_DS_MAX = 256, /* d_state invocations along n, at most the workgroup */
-    /* Shorten chunks until this many workgroups (or KS tokens). */
-    SCAN_C_WG_MIN = 256,
+    SCAN_C_WG_LONG = 512, /* workgroup for d_state >= 64 and >= 1024 tokens */
+    SCAN_C_GRID = 256,   /* chunks are halved until this many workgroups */
+    /* lanes forward */
+    SCAN_L_SPT_MAX = 16, /* states per invocation: d_state <= 32 * 16 */
+    SCAN_L_WG = 256,     /* invocations per workgroup, at most */
+    SCAN_L_CT = 16,      /* tokens per staged chunk, at most */
 };
-
-/* The chunked backward's layout on a device (see scan_chunk_plan). */
-struct scan_cplan {
-    uint32_t wg, ntn, rb, ct, sh, rs;
-    uint32_t sgr; /* subgroup size of the row-sum reduce-scatter, 0: shared memory */
-    uint64_t n_blk_all, nc, st_floats, pt_floats;
-};
-
-/* How a node is laid out on a device. */
-struct scan_plan {
-    struct vkg_scan_dims d;
-    uint32_t wg, rb, ct, sh;  /* specialization constants */
-    uint32_t kw_fwd, kw_back; /* row-block backward: chunks per dispatch, each walk */
-    uint32_t kw_scan;         /* forward: tokens per dispatch */
-    uint64_t n_wg, st_floats, pt_floats;
-};
-
-/* Per-element shared arrays: 2 forward, 7 backward (see the shaders). */
-static uint64_t scan_e_arrays(bool back) {
-    return back ? 7 : 2;
-}
-
-static uint64_t scan_max_d_state(uint32_t shared_bytes, bool back) {
-    const uint64_t f = shared_bytes / sizeof(float);
-    return f > 7 ? (f - 7) / (scan_e_arrays(back) + 2) : 0;
-}
 
 static uint64_t cdiv(uint64_t a, uint64_t b) {
     return (a + b - 1) / b;
 }
 
-/* Upper bounds of the loop iterations one invocation runs per token: for
- * SCAN_MAIN (shaders/ssm_scan_back.comp) fwd for the forward walk, back for
- * the replay plus the backward step, fixed for the per-window set-up; for
- * the forward op (shaders/ssm_scan.comp) scan per token and scan_fixed per
- * window, there counting each loop's exit test too (llvmpipe counts it:
- * 138 per token at d_state 128, one row, matches where the single-dispatch
- * walk stopped). Each loop's rounds are ceil(count / wg). */
-struct scan_iters {
-    uint64_t fwd, back, fixed;
-    uint64_t scan, scan_fixed;
-};
+static uint32_t pow2_floor(uint32_t v) {
+    uint32_t r = 1;
+    while (r * 2 <= v)
+        r *= 2;
+    return r;
+}
 
-static uint64_t scan_loop_budget(const struct vkg_vulkan_device_info *info) {
-    return info->is_cpu ? SCAN_LOOP_BUDGET : SCAN_LOOP_BUDGET_GPU;
+static uint32_t clamp_u32(int64_t v, uint32_t lo, uint32_t hi) {
+    return v < (int64_t)lo ? lo : v > (int64_t)hi ? hi : (uint32_t)v;
+}
+
+/* Per-element shared arrays of the row-block walks: 2 forward, 7 backward. */
+static uint64_t rows_e_arrays(bool back) {
+    return back ? 7 : 2;
+}
+
+static uint64_t rows_max_d_state(uint32_t shared_bytes, bool back) {
+    const uint64_t f = shared_bytes / sizeof(float);
+    return f > 7 ? (f - 7) / (rows_e_arrays(back) + 2) : 0;
+}
+
+static uint32_t max_workgroup(const struct vkg_vk_limits *lim) {
+    const uint32_t n = lim->max_workgroup_invocations;
+    return lim->max_workgroup_size[0] < n ? lim->max_workgroup_size[0] : n;
+}
+
+static uint64_t loop_budget(const struct vkg_vk_limits *lim) {
+    return lim->is_cpu ? SCAN_LOOP_BUDGET_CPU : SCAN_LOOP_BUDGET_GPU;
 }
 
 /* Units (tokens or chunks) per window of a walk over n_units, each costing
  * per_unit rounds on top of fixed ones: as many as the budget allows, at
  * least 1, at most n_units (one window). */
-static uint32_t scan_window_len(uint64_t budget, uint64_t fixed, uint64_t per_unit,
-                                uint64_t n_units) {
+static uint32_t window_len(uint64_t budget, uint64_t fixed, uint64_t per_unit, uint64_t n_units) {
     uint64_t k = budget > fixed ? (budget - fixed) / per_unit : 1;
     if (k > n_units) k = n_units;
     return k < 1 ? 1 : (uint32_t)k;
 }
 
-static struct scan_iters scan_row_iters(uint64_t wg, uint64_t rb, uint64_t ds) {
+/* Upper bounds of the loop rounds one invocation of a row-block walk runs
+ * (each loop's rounds are ceil(count / wg); the forward's count each loop's
+ * exit test too, as llvmpipe does): the backward's forward walk (fwd) and
+ * replay plus backward step (back) per token, its set-up per window
+ * (fixed); the forward per token (scan) and per window (scan_fixed). */
+struct row_iters {
+    uint64_t fwd, back, fixed;
+    uint64_t scan, scan_fixed;
+};
+
+static struct row_iters row_iters(uint64_t wg, uint64_t rb, uint64_t ds) {
     const uint64_t ne = rb * ds, nseg = wg / rb < 1 ? 1 : (wg / rb > ds ? ds : wg / rb);
     const uint64_t seg_len = cdiv(ds, nseg);
     const uint64_t stage = cdiv(rb, wg) + cdiv(ds, wg);
     const uint64_t inner = seg_len > rb ? seg_len : rb;
-    struct scan_iters it;
+    struct row_iters it;
     it.fwd = 1 + 2 * cdiv(ne, wg) + stage;
     it.back = (1 + stage + 2 * cdiv(ne, wg))              /* replay, and its checkpoint */
               + (1 + stage + cdiv(rb, wg) + cdiv(ne, wg)) /* staging, lambda step */
@@ -182,74 +184,93 @@ static struct scan_iters scan_row_iters(uint64_t wg, uint64_t rb, uint64_t ds) {
     return it;
 }
 
-static uint32_t pow2_floor(uint32_t v) {
-    uint32_t r = 1;
-    while (r * 2 <= v)
-        r *= 2;
-    return r;
+static uint64_t rows_per_group(const struct vkg_scan_dims *d) {
+    return (uint64_t)(d->n_head / d->n_group) * d->head_dim;
 }
 
-/* A tuning knob: the integer in environment variable name, else def. */
-/* The device's subgroup size when compute shaders have shuffles and the
- * size is fixed (shared layouts may depend on it), a power of two in
- * [2, 128]; else 0. */
-static uint32_t scan_fixed_subgroup(const struct vkg_vk_device *dev) {
-    const uint32_t sg = dev->subgroup_fixed;
-    if (!dev->subgroup_shuffle || sg < 2 || sg > 128 || (sg & (sg - 1)) != 0) return 0;
-    return sg;
+/* The row-block walk. False with the reason when the device cannot run it:
+ * d_state past shared memory, or (backward) scratch past a binding. The
+ * other fields are filled either way once d_state fits. */
+static bool plan_rows(const struct vkg_scan_dims *d, bool back, const struct vkg_vk_limits *lim,
+                      struct vkg_vk_scan_plan *pl) {
+    struct vkg_vk_scan_rows_plan *r = &pl->rows;
+    const char *op = back ? "ssm_scan_back" : "ssm_scan";
+    const uint64_t ds = (uint64_t)d->d_state, max_ds = rows_max_d_state(lim->max_shared_memory, back);
+    const uint32_t lim_wg = max_workgroup(lim);
+    r->wg = pow2_floor(lim_wg < SCAN_WG_MAX ? lim_wg : SCAN_WG_MAX);
+    if (ds > max_ds) {
+        snprintf(pl->reason, sizeof pl->reason, "%s d_state=%lld > %llu (shared memory)", op,
+                 (long long)d->d_state, (unsigned long long)max_ds);
+        return false;
+    }
+    /* Rows per workgroup: what shared memory holds, at most SCAN_RB_MAX and
+     * the workgroup (the two-level row sums assume RB <= WG); fewer would
+     * only multiply the d_B / d_C partials. */
+    const uint64_t e = rows_e_arrays(back), rpg = rows_per_group(d);
+    uint64_t rb = (lim->max_shared_memory / sizeof(float) - 2 * ds) / (7 + e * ds);
+    const uint64_t cap = r->wg < SCAN_RB_MAX ? r->wg : SCAN_RB_MAX;
+    if (rb > cap) rb = cap;
+    if (rb > rpg) rb = rpg;
+    r->rb = (uint32_t)rb;
+    r->sh = (uint32_t)((7 + e * ds) * rb + 2 * ds);
+    r->ct = d->n_tok < SCAN_CT ? (uint32_t)d->n_tok : SCAN_CT;
+    if (r->ct < 1) r->ct = 1;
+    /* Windows as long as the loop budget allows; for the backward, chunks
+     * short enough that one fits a window. */
+    const struct row_iters it = row_iters(r->wg, rb, ds);
+    const uint64_t budget = loop_budget(lim);
+    r->kw_tokens = window_len(budget, it.scan_fixed, it.scan, (uint64_t)d->n_tok);
+    r->kw_fwd = r->kw_back = 1;
+    if (back) {
+        const uint64_t room = budget - it.fixed; /* it.fixed is far below */
+        if ((uint64_t)r->ct * it.back > room) r->ct = (uint32_t)(room / it.back);
+        if (r->ct < 1) r->ct = 1;
+        const uint64_t nc = cdiv((uint64_t)d->n_tok, r->ct);
+        r->kw_fwd = window_len(budget, it.fixed, r->ct * it.fwd, nc);
+        r->kw_back = window_len(budget, it.fixed, r->ct * it.back, nc);
+    }
+    r->n_wg = cdiv(rpg, rb) * d->n_group * d->n_seqs;
+    const uint64_t rows = (uint64_t)d->n_head * d->head_dim;
+    const uint64_t n_chunks = cdiv((uint64_t)d->n_tok, r->ct);
+    /* Per workgroup: checkpoints, replayed chunk, carried lambda and d_A
+     * sums (per element, per row), the next chunk (see the shader). */
+    r->st_floats = r->n_wg * ((n_chunks + r->ct + 2) * rb * ds + rb + 1);
+    r->pt_floats = 2 * r->n_wg * d->n_tok * ds + d->n_seqs * rows * d->n_tok +
+                   d->n_seqs * rows * (d->mamba1 ? ds : 1) + d->n_seqs * rows * ds;
+    if (!back) return true;
+    const uint64_t range = lim->max_storage_buffer_range;
+    const uint64_t big = r->st_floats > r->pt_floats ? r->st_floats : r->pt_floats;
+    if (big * sizeof(float) > range || big >= (1ull << 32)) {
+        snprintf(pl->reason, sizeof pl->reason, "%s scratch %llu B > %llu B (buffer size)", op,
+                 (unsigned long long)(big * sizeof(float)), (unsigned long long)range);
+        return false;
+    }
+    return true;
 }
 
-/* The subgroup size SCAN_CBACK's row sums may shuffle over, 0 when not:
- * d_state (the invocations along n) a multiple of the subgroup or a power
- * of two below it, and 2*RS a power of two (see the shader). */
-static uint32_t scan_shuffle_size(const struct vkg_vk_device *dev, uint64_t ds, uint64_t rs) {
-    const uint32_t sg = scan_fixed_subgroup(dev);
-    if (!sg || (ds % sg != 0 && (sg % ds != 0 || (ds & (ds - 1)) != 0)) || (rs & (rs - 1)) != 0)
-        return 0;
-    return sg;
-}
-
-/* The forward with states in registers (shaders/ssm_scan_lanes.comp). */
-struct scan_lplan {
-    uint32_t wg, sh, rb, ct, nl, spt, kw;
-    uint64_t n_wg;
-};
-
-enum {
-    SCAN_L_SPT_MAX = 16, /* states per invocation: d_state <= 32 * 16 */
-    SCAN_L_WG = 256,     /* invocations per workgroup, at most */
-    SCAN_L_CT = 16,      /* tokens per staged chunk, at most */
-};
-
-/* False when the lanes forward does not fit (the row-block forward runs). */
-static bool scan_lanes_plan(const struct vkg_vk_device *dev, const struct scan_plan *pl,
-                            struct scan_lplan *lp) {
-    const struct vkg_vulkan_device_info *info = vkg_vk_device_info(dev);
-    const struct vkg_scan_dims *d = &pl->d;
-    const struct vkg_vk_scan_tuning *tu = &dev->tuning.scan;
-    if (tu->fwd_path == VKG_VK_SCAN_FWD_ROWS) return false;
+/* The lanes forward; false when it does not fit (the row-block walk runs). */
+static bool plan_lanes(const struct vkg_scan_dims *d, const struct vkg_vk_limits *lim,
+                       const struct vkg_vk_scan_tuning *tu, struct vkg_vk_scan_plan *pl) {
+    struct vkg_vk_scan_lanes_plan *lp = &pl->lanes;
     const uint64_t ds = (uint64_t)d->d_state;
-    if (ds < 1) return false;
+    if (tu->fwd_path == VKG_VK_SCAN_FWD_ROWS || ds < 1) return false;
     uint32_t nl = 1;
     while (nl < 32 && nl < ds)
         nl *= 2;
-    if (nl > pl->wg) return false;
+    if (nl > pl->rows.wg) return false;
     const uint64_t spt = cdiv(ds, nl);
     if (spt > SCAN_L_SPT_MAX) return false;
-    const uint64_t rpg = (uint64_t)(d->n_head / d->n_group) * d->head_dim;
-    uint32_t wg = (uint32_t)tu->fwd_workgroup;
-    if (wg > pl->wg) wg = pl->wg;
+    const uint64_t rpg = rows_per_group(d);
+    uint32_t wg = clamp_u32(tu->fwd_workgroup, 1, pl->rows.wg);
     wg = pow2_floor(wg < nl ? nl : wg);
     uint32_t rb = wg / nl;
     while (rb > 1 && rb / 2 >= rpg)
         rb /= 2;
-    uint32_t ct = (uint32_t)tu->fwd_tokens;
-    ct = pow2_floor(ct < 1 ? 1 : ct > 64 ? 64 : ct);
+    uint32_t ct = pow2_floor(clamp_u32(tu->fwd_tokens, 1, 64));
     const uint64_t dsp = spt * nl;
-    for (;; ct /= 2) {
-        const uint64_t ysh = (uint64_t)rb * (nl + 1); /* y partials */
-        const uint64_t shf = (uint64_t)ct * (3ull * rb + 2 * dsp + ysh);
-        if (shf * sizeof(float) <= info->max_shared_memory) {
+    for (;; ct /= 2) { /* staged inputs and the y partials at an odd pitch */
+        const uint64_t shf = (uint64_t)ct * (3ull * rb + 2 * dsp + (uint64_t)rb * (nl + 1));
+        if (shf * sizeof(float) <= lim->max_shared_memory) {
             lp->sh = (uint32_t)shf;
             break;
         }
@@ -259,123 +280,54 @@ static bool scan_lanes_plan(const struct vkg_vk_device *dev, const struct scan_p
     lp->n_wg = cdiv(rpg, rb) * d->n_group * d->n_seqs;
     /* Loop rounds per chunk (each loop's exit test counted, the unrolled
      * ones as loops): the chunk loop, the staging loops (fetch and commit),
-     * the token loop and its state loops, the y sums (either way). */
+     * the token loop and its state loops, the y sums. */
     const uint64_t w = lp->wg, rows = (uint64_t)ct * rb;
     const uint64_t per_chunk = 1 + (cdiv(rows, w) + 1) + (cdiv(ct * dsp, w) + 1) + (ct + 1) +
                                (uint64_t)ct * (spt + 1) + (cdiv(rows, w) + 1) * (nl + 2) +
                                6 * (ct + 2) + ct + 2 * (cdiv(rows, w) + cdiv(ct * dsp, w) + 2);
-    const uint64_t n_chunks = cdiv((uint64_t)d->n_tok, ct);
-    const uint64_t kc =
-        scan_window_len(scan_loop_budget(info), 2 * (spt + 1) + 4, per_chunk, n_chunks);
+    const uint64_t kc = window_len(loop_budget(lim), 2 * (spt + 1) + 4, per_chunk,
+                                   cdiv((uint64_t)d->n_tok, ct));
     const uint64_t kw = kc * ct;
     lp->kw = (uint32_t)(kw < (1u << 30) ? kw : (1u << 30));
     return true;
 }
 
-/* Fill the plan; false with a reason when the device cannot run it. */
-static bool scan_plan_make(const struct vkg_vk_device *dev, const struct vkg_tensor *node,
-                           struct scan_plan *pl, char *reason, size_t n) {
-    const bool back = node->op == VKG_OP_SSM_SCAN_BACK;
-    const char *op = vkg_op_slug(node->op);
-    const struct vkg_vulkan_device_info *info = vkg_vk_device_info(dev);
-    struct vkg_scan_dims *d = &pl->d;
-    vkg_scan_dims_of(node, d);
-
-    uint32_t lim = info->max_workgroup_invocations;
-    if (dev->props.limits.maxComputeWorkGroupSize[0] < lim)
-        lim = dev->props.limits.maxComputeWorkGroupSize[0];
-    pl->wg = pow2_floor(lim < SCAN_WG_MAX ? lim : SCAN_WG_MAX);
-    const uint64_t max_ds = scan_max_d_state(info->max_shared_memory, back);
-    if ((uint64_t)d->d_state > max_ds) {
-        vkg_reason(reason, n, "%s d_state=%lld > %llu (shared memory)", op, (long long)d->d_state,
-                   (unsigned long long)max_ds);
-        return false;
-    }
-    /* Rows per workgroup: what shared memory holds, at most SCAN_RB_MAX and
-     * the workgroup size (the two-level row sums assume RB <= WG). Fewer rows
-     * per workgroup would not help: the d_B/d_C partials grow with the
-     * number of workgroups. */
-    const uint64_t f = info->max_shared_memory / sizeof(float);
-    const uint64_t e = scan_e_arrays(back);
-    uint64_t rb = (f - 2 * (uint64_t)d->d_state) / (7 + e * (uint64_t)d->d_state);
-    const uint64_t rpg = (uint64_t)(d->n_head / d->n_group) * d->head_dim;
-    const uint64_t cap = pl->wg < SCAN_RB_MAX ? pl->wg : SCAN_RB_MAX;
-    if (rb > cap) rb = cap;
-    if (rb > rpg) rb = rpg;
-    pl->rb = (uint32_t)rb;
-    pl->sh = (uint32_t)((7 + e * d->d_state) * rb + 2 * d->d_state);
-    pl->ct = d->n_tok < SCAN_CT ? (uint32_t)d->n_tok : SCAN_CT;
-    if (pl->ct < 1) pl->ct = 1;
-    /* Windows as long as the loop budget allows; for the backward, chunks
-     * short enough that one fits a window. */
-    const struct scan_iters it = scan_row_iters(pl->wg, rb, (uint64_t)d->d_state);
-    const uint64_t budget = scan_loop_budget(info);
-    pl->kw_scan = scan_window_len(budget, it.scan_fixed, it.scan, (uint64_t)d->n_tok);
-    pl->kw_fwd = pl->kw_back = 1;
-    if (back) {
-        const uint64_t room = budget - it.fixed; /* it.fixed is far below */
-        if ((uint64_t)pl->ct * it.back > room) pl->ct = (uint32_t)(room / it.back);
-        if (pl->ct < 1) pl->ct = 1;
-        const uint64_t nc = cdiv((uint64_t)d->n_tok, pl->ct);
-        pl->kw_fwd = scan_window_len(budget, it.fixed, pl->ct * it.fwd, nc);
-        pl->kw_back = scan_window_len(budget, it.fixed, pl->ct * it.back, nc);
-    }
-
-    const uint64_t n_blk = (rpg + rb - 1) / rb;
-    pl->n_wg = n_blk * d->n_group * d->n_seqs;
-    const uint64_t rows = (uint64_t)d->n_head * d->head_dim;
-    const uint64_t n_chunks = ((uint64_t)d->n_tok + pl->ct - 1) / pl->ct;
-    /* Per workgroup: checkpoints, replayed chunk, carried lambda and d_A
-     * sums (per element, per row), the next chunk (see the shader). */
-    pl->st_floats = pl->n_wg * ((n_chunks + pl->ct + 2) * rb * d->d_state + rb + 1);
-    pl->pt_floats = 2 * pl->n_wg * d->n_tok * d->d_state + d->n_seqs * rows * d->n_tok +
-                    d->n_seqs * rows * (d->mamba1 ? d->d_state : 1) + d->n_seqs * rows * d->d_state;
-    if (back) {
-        const uint64_t range = dev->props.limits.maxStorageBufferRange;
-        const uint64_t big = pl->st_floats > pl->pt_floats ? pl->st_floats : pl->pt_floats;
-        if (big * sizeof(float) > range || big >= (1ull << 32)) {
-            vkg_reason(reason, n, "%s scratch %llu B > %llu B (buffer size)", op,
-                       (unsigned long long)(big * sizeof(float)), (unsigned long long)range);
-            return false;
-        }
-    }
-    return true;
+/* The subgroup size the chunked backward's row sums may shuffle over, 0
+ * when not: a fixed power-of-two size in [2, 128] with shuffles, d_state (the
+ * invocations along n) a multiple of it or a power of two below it, and
+ * 2 * rows per invocation a power of two. */
+static uint32_t chunk_shuffle_size(const struct vkg_vk_limits *lim, uint64_t ds, uint64_t rs) {
+    const uint32_t sg = lim->subgroup_fixed;
+    if (!lim->subgroup_shuffle || sg < 2 || sg > 128 || (sg & (sg - 1)) != 0) return 0;
+    if ((ds % sg != 0 && (sg % ds != 0 || (ds & (ds - 1)) != 0)) || (rs & (rs - 1)) != 0) return 0;
+    return sg;
 }
 
-/* The chunked backward: false when it does not fit the device (the
- * row-block path then runs). */
-static bool scan_chunk_plan(const struct vkg_vk_device *dev, const struct scan_plan *pl,
-                            struct scan_cplan *cp) {
-    const struct vkg_vulkan_device_info *info = vkg_vk_device_info(dev);
-    const struct vkg_scan_dims *d = &pl->d;
-    /* Workgroup size and rows per invocation (auto: 4 rows up to d_state
-     * 32, 512 invocations for long runs from d_state 64; ssm_scan.md). */
-    uint32_t lim = info->max_workgroup_invocations;
-    if (dev->props.limits.maxComputeWorkGroupSize[0] < lim)
-        lim = dev->props.limits.maxComputeWorkGroupSize[0];
-    const bool long_wide = d->d_state >= 64 && d->n_tok >= 1024;
-    const struct vkg_vk_scan_tuning *tu = &dev->tuning.scan;
-    uint32_t wgmax = (uint32_t)(tu->back_workgroup >= 0 ? tu->back_workgroup
-                                                        : long_wide ? 512 : SCAN_WG_MAX);
-    wgmax = pow2_floor(wgmax < 1 ? 1 : wgmax > lim ? lim : wgmax);
-    const int rs_knob = tu->back_rows >= 0 ? tu->back_rows : d->d_state <= 32 ? 4 : SCAN_RS;
-    const uint64_t rs = rs_knob < 1 ? 1 : rs_knob > 16 ? 16 : (uint64_t)rs_knob;
-    if (d->d_state > SCAN_C_DS_MAX || (uint64_t)d->d_state > wgmax) return false;
+/* The chunked backward's workgroup: d_state invocations along n, rows
+ * along the rest, as many as shared memory holds. False when none fits. */
+static bool chunk_layout(const struct vkg_scan_dims *d, const struct vkg_vk_limits *lim,
+                         const struct vkg_vk_scan_tuning *tu, struct vkg_vk_scan_chunk_plan *cp) {
     const uint64_t ds = (uint64_t)d->d_state;
-    const uint64_t rpg = (uint64_t)(d->n_head / d->n_group) * d->head_dim;
+    const bool long_wide = ds >= 64 && d->n_tok >= 1024;
+    const int wg_auto = long_wide ? SCAN_C_WG_LONG : SCAN_WG_MAX;
+    const uint32_t wgmax =
+        pow2_floor(clamp_u32(tu->back_workgroup >= 0 ? tu->back_workgroup : wg_auto, 1,
+                             max_workgroup(lim)));
+    const int rs_auto = ds <= 32 ? SCAN_RS_SMALL : SCAN_RS;
+    const uint64_t rs = clamp_u32(tu->back_rows >= 0 ? tu->back_rows : rs_auto, 1, 16);
+    if (ds > SCAN_C_DS_MAX || ds > wgmax) return false;
     uint64_t ntr = wgmax / ds;
-    const uint64_t ntr_need = (rpg + rs - 1) / rs;
+    const uint64_t ntr_need = cdiv(rows_per_group(d), rs);
     if (ntr > ntr_need) ntr = ntr_need;
     /* Shared floats: the staged sub-chunk, two buffers of per-token sums
-     * (row partials at pitch d_state + 1), the d_A sums. */
-    const uint32_t sgr = scan_shuffle_size(dev, ds, rs);
-    const uint64_t rp = sgr ? ds / (sgr < ds ? sgr : ds) : ds + 1; /* RP of the shader */
+     * (row partials at the shader's pitch RP), the d_A sums. */
+    const uint32_t sgr = chunk_shuffle_size(lim, ds, rs);
+    const uint64_t rp = sgr ? ds / (sgr < ds ? sgr : ds) : ds + 1;
     uint64_t sh;
     for (;; ntr--) {
         const uint64_t rb = ntr * rs;
-        sh =
-            4ull * SCAN_KS * rb + 2ull * SCAN_KS * ds + 2 * (2ull * rb * rp + 2ull * ntr * ds) + rb;
-        if (sh * sizeof(float) <= info->max_shared_memory) break;
+        sh = 4ull * SCAN_KS * rb + 2ull * SCAN_KS * ds + 2 * (2ull * rb * rp + 2ull * ntr * ds) + rb;
+        if (sh * sizeof(float) <= lim->max_shared_memory) break;
         if (ntr == 1) return false;
     }
     cp->ntn = (uint32_t)ds;
@@ -384,32 +336,93 @@ static bool scan_chunk_plan(const struct vkg_vk_device *dev, const struct scan_p
     cp->rs = (uint32_t)rs;
     cp->sgr = sgr;
     cp->sh = (uint32_t)sh;
-    const uint64_t n_blk = (rpg + cp->rb - 1) / cp->rb;
-    cp->n_blk_all = n_blk * d->n_group * d->n_seqs;
-    uint32_t ct =
-        pow2_floor((uint32_t)tu->back_tokens);
-    if (ct > SCAN_KS * SCAN_CKMAX) ct = SCAN_KS * SCAN_CKMAX;
-    if (ct < SCAN_KS) ct = SCAN_KS;
-    const uint64_t wg_min = (uint64_t)tu->back_grid;
-    while (ct > SCAN_KS && cp->n_blk_all * (((uint64_t)d->n_tok + ct - 1) / ct) < wg_min)
+    return true;
+}
+
+/* The chunked backward; false when it does not fit the device (the
+ * row-block walk then runs). */
+static bool plan_chunk(const struct vkg_scan_dims *d, const struct vkg_vk_limits *lim,
+                       const struct vkg_vk_scan_tuning *tu, struct vkg_vk_scan_plan *pl) {
+    struct vkg_vk_scan_chunk_plan *cp = &pl->chunk;
+    const uint64_t ds = (uint64_t)d->d_state;
+    if (ds < 1 || ds > rows_max_d_state(lim->max_shared_memory, true) ||
+        !chunk_layout(d, lim, tu, cp))
+        return false;
+    cp->n_blk_all = cdiv(rows_per_group(d), cp->rb) * d->n_group * d->n_seqs;
+    /* The longest chunk that leaves back_grid workgroups (at least KS tokens). */
+    uint32_t ct = pow2_floor(clamp_u32(tu->back_tokens, SCAN_KS, SCAN_KS * SCAN_CKMAX));
+    while (ct > SCAN_KS && cp->n_blk_all * cdiv((uint64_t)d->n_tok, ct) < (uint64_t)tu->back_grid)
         ct /= 2;
     cp->ct = ct;
-    cp->nc = ((uint64_t)d->n_tok + ct - 1) / ct;
+    cp->nc = cdiv((uint64_t)d->n_tok, ct);
+    cp->n_carry_wg = cdiv((uint64_t)d->n_seqs * d->n_head * d->head_dim * ds, pl->rows.wg);
     const uint64_t rows = (uint64_t)d->n_head * d->head_dim;
     /* E and F per element, P and Q per element (Mamba-1) or per row. */
     cp->st_floats = d->n_seqs * cp->nc * rows * (2 * ds + 2 * (d->mamba1 ? ds : 1));
     cp->pt_floats = 2 * cp->n_blk_all * d->n_tok * ds + d->n_seqs * rows * d->n_tok +
                     d->n_seqs * cp->nc * rows * (d->mamba1 ? ds : 1) + d->n_seqs * rows * ds;
-    const uint64_t range = dev->props.limits.maxStorageBufferRange;
     const uint64_t big = cp->st_floats > cp->pt_floats ? cp->st_floats : cp->pt_floats;
-    return big * sizeof(float) <= range && big < (1ull << 32) &&
+    return big * sizeof(float) <= lim->max_storage_buffer_range && big < (1ull << 32) &&
            cp->n_blk_all * cp->nc < (1ull << 32);
 }
+
+/* SCAN_REDUCE after either backward path: one invocation per output of d_s,
+ * d_dt, d_A, d_B, d_C, plus (Mamba-2) a workgroup per head for d_A. */
+static void plan_reduce(const struct vkg_scan_dims *d, bool chunked, struct vkg_vk_scan_plan *pl) {
+    struct vkg_vk_scan_reduce_plan *rp = &pl->reduce;
+    const uint64_t ds = (uint64_t)d->d_state, nh = (uint64_t)d->n_head;
+    const uint64_t rows = nh * d->head_dim, tq = (uint64_t)d->n_tok * d->n_seqs;
+    const uint64_t total = ds * rows * d->n_slots + nh * tq + (d->mamba1 ? ds * nh : nh) +
+                           2ull * ds * d->n_group * tq;
+    rp->wg = SCAN_REDUCE_WG <= pl->rows.wg ? SCAN_REDUCE_WG : pl->rows.wg;
+    rp->rb = chunked ? pl->chunk.rb : pl->rows.rb;
+    rp->n_ck = chunked ? (uint32_t)pl->chunk.nc : 1;
+    rp->n_wg = cdiv(total, rp->wg) + (d->mamba1 ? 0 : nh);
+}
+
+bool vkg_vk_scan_plan(const struct vkg_scan_dims *d, bool back, const struct vkg_vk_limits *lim,
+                      const struct vkg_vk_scan_tuning *tu, struct vkg_vk_scan_plan *pl) {
+    memset(pl, 0, sizeof *pl);
+    const bool rows_ok = plan_rows(d, back, lim, pl);
+    if (!back) {
+        if (!rows_ok)
+            pl->path = VKG_VK_SCAN_PATH_REFUSED;
+        else if (plan_lanes(d, lim, tu, pl))
+            pl->path = VKG_VK_SCAN_PATH_FWD_LANES;
+        else
+            pl->path = VKG_VK_SCAN_PATH_FWD_ROWS;
+        const uint64_t n_wg = pl->path == VKG_VK_SCAN_PATH_FWD_LANES ? pl->lanes.n_wg : pl->rows.n_wg;
+        pl->n_scratch = 1;
+        pl->scratch_floats[0] = n_wg; /* the walk's cursor, a word per workgroup */
+        return pl->path != VKG_VK_SCAN_PATH_REFUSED;
+    }
+    const bool chunked = plan_chunk(d, lim, tu, pl);
+    if (!chunked && !rows_ok) {
+        pl->path = VKG_VK_SCAN_PATH_REFUSED;
+        return false;
+    }
+    pl->reason[0] = 0;
+    pl->path = chunked ? VKG_VK_SCAN_PATH_BACK_CHUNKED : VKG_VK_SCAN_PATH_BACK_ROWS;
+    plan_reduce(d, chunked, pl);
+    pl->n_scratch = 2;
+    pl->scratch_floats[0] = chunked ? pl->chunk.st_floats : pl->rows.st_floats;
+    pl->scratch_floats[1] = chunked ? pl->chunk.pt_floats : pl->rows.pt_floats;
+    return true;
+}
+
+/* ---- record ---------------------------------------------------------------- */
 
 /* Dim 0 of these must be unit-stride: the push block (128 bytes) has no room
  * for those strides. Dims of size 1 have no stride to speak of. */
 static bool unit_dim0(const struct vkg_tensor *t) {
     return t->ne[0] == 1 || t->nb[0] == sizeof(float);
+}
+
+static bool scan_node_plan(const struct vkg_vk_device *dev, const struct vkg_tensor *node,
+                           struct vkg_scan_dims *d, struct vkg_vk_scan_plan *pl) {
+    vkg_scan_dims_of(node, d);
+    return vkg_vk_scan_plan(d, node->op == VKG_OP_SSM_SCAN_BACK, &dev->limits, &dev->tuning.scan,
+                            pl);
 }
 
 static bool scan_supports(const struct vkg_vk_device *dev, const struct vkg_tensor *node,
@@ -423,17 +436,10 @@ static bool scan_supports(const struct vkg_vk_device *dev, const struct vkg_tens
             return false;
         }
     }
-    struct scan_plan pl;
-    char why[160];
-    if (scan_plan_make(dev, node, &pl, why, sizeof why)) return true;
-    /* Only the row-block path's scratch can fail past the d_state check. */
-    struct scan_cplan cp;
-    if (node->op == VKG_OP_SSM_SCAN_BACK && pl.d.d_state > 0 &&
-        (uint64_t)pl.d.d_state <=
-            scan_max_d_state(vkg_vk_device_info(dev)->max_shared_memory, true) &&
-        scan_chunk_plan(dev, &pl, &cp))
-        return true;
-    vkg_reason(reason, n, "%s", why);
+    struct vkg_scan_dims d;
+    struct vkg_vk_scan_plan pl;
+    if (scan_node_plan(dev, node, &d, &pl)) return true;
+    vkg_reason(reason, n, "%s", pl.reason);
     return false;
 }
 
@@ -458,150 +464,175 @@ static enum vkg_status scan_check_ids(const struct vkg_tensor *ids, int64_t n_sl
     return st;
 }
 
+/* What every dispatch of a node shares: its tensors (inputs, g, the output,
+ * then the scratch buffers) and the main push block. */
+struct scan_rec {
+    struct vkg_vk_encoder *enc;
+    const struct vkg_scan_dims *d;
+    const struct vkg_vk_scan_plan *pl;
+    const struct vkg_tensor *t[11];
+    uint32_t n_t;
+    struct vkg_scan_push p;
+};
+
+/* Bind the plan's scratch buffers after the node's tensors. */
+static enum vkg_status rec_scratch(struct scan_rec *r) {
+    for (uint32_t i = 0; i < r->pl->n_scratch; i++) {
+        const size_t bytes = (size_t)r->pl->scratch_floats[i] * sizeof(float);
+        const struct vkg_tensor *s = vkg_vk_scratch(r->enc, bytes);
+        if (!s) return VKG_STATUS_OUT_OF_MEMORY;
+        r->t[r->n_t++] = s;
+    }
+    return VKG_STATUS_OK;
+}
+
+static enum vkg_status rec_dispatch(struct scan_rec *r, const struct vkg_vk_kernel *k,
+                                    const uint32_t *spec, uint32_t n_spec, uint64_t n_wg) {
+    uint32_t gx, gy;
+    vkg_vk_grid(r->enc, n_wg, &gx, &gy);
+    return vkg_vk_dispatch(r->enc, k, spec, n_spec, r->t, r->n_t, &r->p, gx, gy, 1);
+}
+
 /* Record a walk over n_units as windows of kw units, one dispatch each,
  * barriers between them: spec[7] (PHASE) is phase0 for the first window
  * and phase0 + 1 for the later ones, which take over from the cursor and
  * the carried values the previous one left (see the shaders). At least one
  * dispatch, even over no units. */
-static enum vkg_status scan_windows(struct vkg_vk_encoder *enc, const struct vkg_vk_kernel *k,
-                                    uint32_t spec[8], uint32_t phase0,
-                                    const struct vkg_tensor *const *t, uint32_t n_t,
-                                    const struct vkg_scan_push *p, uint32_t gx, uint32_t gy,
-                                    uint64_t n_units, uint32_t kw) {
+static enum vkg_status rec_windows(struct scan_rec *r, const struct vkg_vk_kernel *k,
+                                   uint32_t spec[8], uint32_t phase0, uint64_t n_wg,
+                                   uint64_t n_units, uint32_t kw) {
     spec[5] = kw;
     enum vkg_status st = VKG_STATUS_OK;
     uint64_t u = 0;
     do {
         spec[7] = u == 0 ? phase0 : phase0 + 1;
-        if (u > 0) vkg_vk_barrier(enc);
-        st = vkg_vk_dispatch(enc, k, spec, 8, t, n_t, p, gx, gy, 1);
+        if (u > 0) vkg_vk_barrier(r->enc);
+        st = rec_dispatch(r, k, spec, 8, n_wg);
         u += kw;
     } while (u < n_units && st == VKG_STATUS_OK);
     return st;
 }
 
-static enum vkg_status scan_encode(struct vkg_vk_encoder *enc, const struct vkg_tensor *node) {
+static enum vkg_status rec_fwd_lanes(struct scan_rec *r) {
+    const struct vkg_vk_scan_lanes_plan *lp = &r->pl->lanes;
+    uint32_t spec[8] = {lp->wg, lp->sh, lp->rb, lp->ct, r->d->mamba1, 0, lp->nl, lp->spt};
+    enum vkg_status st = VKG_STATUS_OK;
+    for (uint64_t u = 0; (u == 0 || u < (uint64_t)r->d->n_tok) && st == VKG_STATUS_OK;
+         u += lp->kw) {
+        spec[5] = lp->kw * 2 + (u == 0 ? 0u : 1u); /* KW * 2 + PHASE */
+        if (u > 0) vkg_vk_barrier(r->enc);
+        st = rec_dispatch(r, &k_scan_lanes, spec, 8, lp->n_wg);
+    }
+    return st;
+}
+
+static enum vkg_status rec_fwd_rows(struct scan_rec *r) {
+    const struct vkg_vk_scan_rows_plan *rp = &r->pl->rows;
+    uint32_t spec[8] = {rp->wg, rp->sh, rp->rb, rp->ct, r->d->mamba1, 0, 1, 0};
+    return rec_windows(r, &k_scan, spec, 0, rp->n_wg, (uint64_t)r->d->n_tok, rp->kw_tokens);
+}
+
+/* SCAN_CSUM, SCAN_CARRY, SCAN_CBACK. */
+static enum vkg_status rec_back_chunked(struct scan_rec *r) {
+    const struct vkg_vk_scan_chunk_plan *cp = &r->pl->chunk;
+    const uint32_t m1 = r->d->mamba1;
+    const uint32_t cspec[8] = {cp->wg, cp->sh, cp->rb, cp->ct, m1, cp->ntn, cp->sgr, cp->rs};
+    const uint32_t kspec[6] = {r->pl->rows.wg, 1, cp->rb, cp->ct, m1, cp->ntn};
+    enum vkg_status st = rec_dispatch(r, &k_back_csum, cspec, 8, cp->n_blk_all * cp->nc);
+    if (st != VKG_STATUS_OK) return st;
+    vkg_vk_barrier(r->enc);
+    st = rec_dispatch(r, &k_back_carry, kspec, 6, cp->n_carry_wg);
+    if (st != VKG_STATUS_OK) return st;
+    vkg_vk_barrier(r->enc);
+    return rec_dispatch(r, &k_back_cback, cspec, 8, cp->n_blk_all * cp->nc);
+}
+
+/* SCAN_MAIN's two walks, in windows of kw chunks (PHASE 0/1 forward
+ * first/later, 2/3 backward first/later). */
+static enum vkg_status rec_back_rows(struct scan_rec *r) {
+    const struct vkg_vk_scan_rows_plan *rp = &r->pl->rows;
+    const uint64_t n_chunks = cdiv((uint64_t)r->d->n_tok, rp->ct);
+    uint32_t spec[8] = {rp->wg, rp->sh, rp->rb, rp->ct, r->d->mamba1, 0, 1, 0};
+    enum vkg_status st = rec_windows(r, &k_back_main, spec, 0, rp->n_wg, n_chunks, rp->kw_fwd);
+    vkg_vk_barrier(r->enc);
+    if (st != VKG_STATUS_OK) return st;
+    return rec_windows(r, &k_back_main, spec, 2, rp->n_wg, n_chunks, rp->kw_back);
+}
+
+static enum vkg_status rec_reduce(struct scan_rec *r) {
+    const struct vkg_vk_scan_reduce_plan *rp = &r->pl->reduce;
+    const struct vkg_scan_push *p = &r->p;
+    struct vkg_scan_reduce_push q = {0};
+    q.ds = p->ds, q.hd = p->hd, q.nh = p->nh, q.ng = p->ng, q.nt = p->nt, q.nq = p->nq;
+    q.n_slots = (uint32_t)r->d->n_slots;
+    q.off_dt = p->off_dt, q.off_ids = p->off_ids, q.off_pt = p->off_pt;
+    q.off_d = vkg_vk_elem_offset(r->enc, r->t[8]);
+    q.dt_t = p->dt_t, q.dt_q = p->dt_q;
+    q.n_ck = rp->n_ck;
+    const uint32_t spec[5] = {rp->wg, 1, rp->rb, r->pl->rows.ct, r->d->mamba1};
+    uint32_t gx, gy;
+    vkg_vk_grid(r->enc, rp->n_wg, &gx, &gy);
+    return vkg_vk_dispatch(r->enc, &k_back_reduce, spec, 5, r->t, r->n_t, &q, gx, gy, 1);
+}
+
+/* Fill the main push block and the tensor list: s, x, dt, A, B, C, ids, then
+ * g (backward), the node, and the scratch buffers. */
+static enum vkg_status rec_begin(struct scan_rec *r, const struct vkg_tensor *node) {
     const bool back = node->op == VKG_OP_SSM_SCAN_BACK;
-    const struct vkg_tensor *s = node->src[0], *x = node->src[1], *dt = node->src[2],
-                            *A = node->src[3], *B = node->src[4], *C = node->src[5],
-                            *ids = node->src[6];
-    struct scan_plan pl;
-    struct scan_cplan cp;
-    char reason[160];
+    struct vkg_scan_push *p = &r->p;
+    memset(p, 0, sizeof *p);
+    p->ds = (uint32_t)r->d->d_state, p->hd = (uint32_t)r->d->head_dim;
+    p->nh = (uint32_t)r->d->n_head, p->ng = (uint32_t)r->d->n_group;
+    p->nt = (uint32_t)r->d->n_tok, p->nq = (uint32_t)r->d->n_seqs;
+    VKG_SCAN_PUSH_INPUTS(*p, r->enc, node);
+    p->s_p = vkg_vk_elem_stride(node->src[0]->nb[1]);
+    p->B_g = vkg_vk_elem_stride(node->src[4]->nb[1]);
+    p->C_g = vkg_vk_elem_stride(node->src[5]->nb[1]);
+    r->n_t = 0;
+    for (int i = 0; i < (back ? 8 : 7); i++)
+        r->t[r->n_t++] = node->src[i];
+    r->t[r->n_t++] = node;
+    const enum vkg_status st = rec_scratch(r);
+    if (st != VKG_STATUS_OK) return st;
+    if (back) {
+        p->off_g = vkg_vk_elem_offset(r->enc, node->src[7]);
+        p->off_pt = vkg_vk_elem_offset(r->enc, r->t[10]);
+        p->off_d += (uint32_t)vkg_nelements(node->src[0]); /* the walks write d_x only */
+    }
+    p->off_st = vkg_vk_elem_offset(r->enc, r->t[back ? 9 : 8]);
+    return VKG_STATUS_OK;
+}
+
+static enum vkg_status scan_encode(struct vkg_vk_encoder *enc, const struct vkg_tensor *node) {
     const struct vkg_vk_device *dev = vkg_vk_encoder_device(enc);
-    const bool planned = scan_plan_make(dev, node, &pl, reason, sizeof(reason));
-    const bool chunked = back && pl.d.d_state > 0 &&
-                         (uint64_t)pl.d.d_state <=
-                             scan_max_d_state(vkg_vk_device_info(dev)->max_shared_memory, true) &&
-                         scan_chunk_plan(dev, &pl, &cp);
-    if (!planned && !chunked) {
-        vkg_error(NULL, VKG_STATUS_BACKEND_ERROR, "%s", reason);
+    struct vkg_scan_dims d;
+    struct vkg_vk_scan_plan pl;
+    if (!scan_node_plan(dev, node, &d, &pl)) {
+        vkg_error(NULL, VKG_STATUS_BACKEND_ERROR, "%s", pl.reason);
         return VKG_STATUS_BACKEND_ERROR;
     }
-    enum vkg_status st = scan_check_ids(ids, pl.d.n_slots);
+    enum vkg_status st = scan_check_ids(node->src[6], d.n_slots);
     if (st != VKG_STATUS_OK) return st;
+    /* The Mamba-2 matrix form and the Mamba-1 channel path first; each
+     * records nothing when it does not take the node. */
     const struct vkg_vk_scan_tuning *tu = &dev->tuning.scan;
-    if (back && ((tu->ssd_path && vkg_vk_scan_back_ssd(enc, node, &pl.d, &st)) ||
-                 (tu->chan_path && vkg_vk_scan_back_chan(enc, node, &pl.d, &st))))
+    if (node->op == VKG_OP_SSM_SCAN_BACK &&
+        ((tu->ssd_path && vkg_vk_scan_back_ssd(enc, node, &d, &st)) ||
+         (tu->chan_path && vkg_vk_scan_back_chan(enc, node, &d, &st))))
         return st;
-
-    struct vkg_scan_push p = {0};
-    p.ds = (uint32_t)pl.d.d_state, p.hd = (uint32_t)pl.d.head_dim, p.nh = (uint32_t)pl.d.n_head;
-    p.ng = (uint32_t)pl.d.n_group, p.nt = (uint32_t)pl.d.n_tok, p.nq = (uint32_t)pl.d.n_seqs;
-    VKG_SCAN_PUSH_INPUTS(p, enc, node);
-    p.s_p = vkg_vk_elem_stride(s->nb[1]);
-    p.B_g = vkg_vk_elem_stride(B->nb[1]), p.C_g = vkg_vk_elem_stride(C->nb[1]);
-    uint32_t gx, gy;
-    vkg_vk_grid(enc, pl.n_wg, &gx, &gy);
-
-    struct scan_lplan lp;
-    if (!back && scan_lanes_plan(dev, &pl, &lp)) {
-        const struct vkg_tensor *cur = vkg_vk_scratch(enc, (size_t)lp.n_wg * sizeof(float));
-        if (!cur) return VKG_STATUS_OUT_OF_MEMORY;
-        const struct vkg_tensor *t[9] = {s, x, dt, A, B, C, ids, node, cur};
-        p.off_st = vkg_vk_elem_offset(enc, cur);
-        vkg_vk_grid(enc, lp.n_wg, &gx, &gy);
-        uint32_t spec[8] = {
-            lp.wg, lp.sh, lp.rb, lp.ct, pl.d.mamba1 ? 1u : 0u, 0, lp.nl, lp.spt};
-        for (uint64_t u = 0; u == 0 || u < (uint64_t)pl.d.n_tok; u += lp.kw) {
-            spec[5] = lp.kw * 2 + (u == 0 ? 0u : 1u);
-            if (u > 0) vkg_vk_barrier(enc);
-            st = vkg_vk_dispatch(enc, &k_scan_lanes, spec, 8, t, 9, &p, gx, gy, 1);
-            if (st != VKG_STATUS_OK) return st;
-        }
-        return st;
-    }
-    if (!back) {
-        /* The walk's cursor: one word per workgroup. */
-        const struct vkg_tensor *cur = vkg_vk_scratch(enc, (size_t)pl.n_wg * sizeof(float));
-        if (!cur) return VKG_STATUS_OUT_OF_MEMORY;
-        const struct vkg_tensor *t[9] = {s, x, dt, A, B, C, ids, node, cur};
-        p.off_st = vkg_vk_elem_offset(enc, cur);
-        uint32_t spec[8] = {pl.wg, pl.sh, pl.rb, pl.ct, pl.d.mamba1 ? 1u : 0u, 0, 1, 0};
-        return scan_windows(enc, &k_scan, spec, 0, t, 9, &p, gx, gy, (uint64_t)pl.d.n_tok,
-                            pl.kw_scan);
-    }
-
-    const struct vkg_tensor *g = node->src[7];
-    const uint64_t st_floats = chunked ? cp.st_floats : pl.st_floats;
-    const uint64_t pt_floats = chunked ? cp.pt_floats : pl.pt_floats;
-    const struct vkg_tensor *sst = vkg_vk_scratch(enc, (size_t)st_floats * sizeof(float));
-    const struct vkg_tensor *spt =
-        sst ? vkg_vk_scratch(enc, (size_t)pt_floats * sizeof(float)) : NULL;
-    if (!sst || !spt) return VKG_STATUS_OUT_OF_MEMORY;
-    const struct vkg_tensor *t[11] = {s, x, dt, A, B, C, ids, g, node, sst, spt};
-    p.off_g = vkg_vk_elem_offset(enc, g);
-    p.off_st = vkg_vk_elem_offset(enc, sst);
-    p.off_pt = vkg_vk_elem_offset(enc, spt);
-    p.off_d += (uint32_t)vkg_nelements(s); /* the main kernels write d_x only */
-    uint32_t red_rb = pl.rb, n_ck = 1;
-    if (chunked) {
-        const uint32_t m1 = pl.d.mamba1 ? 1u : 0u;
-        const uint32_t cspec[8] = {cp.wg, cp.sh, cp.rb, cp.ct, m1, cp.ntn, cp.sgr, cp.rs};
-        vkg_vk_grid(enc, cp.n_blk_all * cp.nc, &gx, &gy);
-        st = vkg_vk_dispatch(enc, &k_back_csum, cspec, 8, t, 11, &p, gx, gy, 1);
-        if (st != VKG_STATUS_OK) return st;
-        vkg_vk_barrier(enc);
-        const uint32_t kspec[6] = {pl.wg, 1, cp.rb, cp.ct, m1, cp.ntn};
-        const uint64_t n_el = (uint64_t)p.nq * p.nh * p.hd * p.ds;
-        uint32_t kx, ky;
-        vkg_vk_grid(enc, (n_el + pl.wg - 1) / pl.wg, &kx, &ky);
-        st = vkg_vk_dispatch(enc, &k_back_carry, kspec, 6, t, 11, &p, kx, ky, 1);
-        if (st != VKG_STATUS_OK) return st;
-        vkg_vk_barrier(enc);
-        vkg_vk_grid(enc, cp.n_blk_all * cp.nc, &gx, &gy);
-        st = vkg_vk_dispatch(enc, &k_back_cback, cspec, 8, t, 11, &p, gx, gy, 1);
-        red_rb = cp.rb;
-        n_ck = (uint32_t)cp.nc;
-    } else {
-        /* Windows of kw chunks (PHASE: 0/1 forward first/later, 2/3
-         * backward first/later; spec ids 5 KW, 6 NB, 7 PHASE). */
-        const uint64_t n_chunks = ((uint64_t)pl.d.n_tok + pl.ct - 1) / pl.ct;
-        uint32_t mspec[8] = {pl.wg, pl.sh, pl.rb, pl.ct, pl.d.mamba1 ? 1u : 0u, 0, 1, 0};
-        st = scan_windows(enc, &k_back_main, mspec, 0, t, 11, &p, gx, gy, n_chunks, pl.kw_fwd);
-        vkg_vk_barrier(enc);
-        if (st == VKG_STATUS_OK)
-            st = scan_windows(enc, &k_back_main, mspec, 2, t, 11, &p, gx, gy, n_chunks, pl.kw_back);
+    struct scan_rec r = {.enc = enc, .d = &d, .pl = &pl};
+    st = rec_begin(&r, node);
+    if (st != VKG_STATUS_OK) return st;
+    switch (pl.path) {
+    case VKG_VK_SCAN_PATH_FWD_LANES: return rec_fwd_lanes(&r);
+    case VKG_VK_SCAN_PATH_FWD_ROWS: return rec_fwd_rows(&r);
+    case VKG_VK_SCAN_PATH_BACK_CHUNKED: st = rec_back_chunked(&r); break;
+    case VKG_VK_SCAN_PATH_BACK_ROWS: st = rec_back_rows(&r); break;
+    case VKG_VK_SCAN_PATH_REFUSED: return VKG_STATUS_BACKEND_ERROR;
     }
     if (st != VKG_STATUS_OK) return st;
     vkg_vk_barrier(enc);
-
-    struct vkg_scan_reduce_push r = {0};
-    r.ds = p.ds, r.hd = p.hd, r.nh = p.nh, r.ng = p.ng, r.nt = p.nt, r.nq = p.nq;
-    r.n_slots = (uint32_t)pl.d.n_slots;
-    r.off_dt = p.off_dt, r.off_ids = p.off_ids, r.off_pt = p.off_pt;
-    r.off_d = vkg_vk_elem_offset(enc, node);
-    r.dt_t = p.dt_t, r.dt_q = p.dt_q;
-    r.n_ck = n_ck;
-    const uint64_t rows = (uint64_t)p.nh * p.hd;
-    const uint64_t total = (uint64_t)p.ds * rows * r.n_slots + (uint64_t)p.nh * p.nt * p.nq +
-                           (pl.d.mamba1 ? (uint64_t)p.ds * p.nh : p.nh) +
-                           2ull * p.ds * p.ng * p.nt * p.nq;
-    const uint32_t red_wg = SCAN_REDUCE_WG <= pl.wg ? SCAN_REDUCE_WG : pl.wg;
-    /* Mamba-2's d_A: a workgroup per head adds its partials by a tree. */
-    const uint32_t rspec[5] = {red_wg, 1, red_rb, pl.ct, pl.d.mamba1 ? 1u : 0u};
-    vkg_vk_grid(enc, (total + rspec[0] - 1) / rspec[0] + (pl.d.mamba1 ? 0 : p.nh), &gx, &gy);
-    return vkg_vk_dispatch(enc, &k_back_reduce, rspec, 5, t, 11, &r, gx, gy, 1);
+    return rec_reduce(&r);
 }
 
 const struct vkg_vk_op_family vkg_vk_family_ssm_scan = {
@@ -648,7 +679,7 @@ void vkg_vk_scan_tuning_defaults(struct vkg_vk_scan_tuning *t, const struct vkg_
     t->back_workgroup = -1;
     t->back_rows = -1;
     t->back_tokens = SCAN_KS * SCAN_CKMAX;
-    t->back_grid = SCAN_C_WG_MIN;
+    t->back_grid = SCAN_C_GRID;
     t->ssd_path = 1;
     t->chan_path = 1;
 }
