@@ -33,47 +33,20 @@
  */
 #include <string.h>
 
+#include "glue/glue_layout.h"
 #include "vk_backend.h"
 #include "vkg_vk_spv_chain.spv.h"
 #include "vkg_vk_spv_elementwise.spv.h"
 #include "vkg_vk_spv_reduce.spv.h"
 
-enum { EW_COPY, EW_ADD, EW_SUB, EW_MUL, EW_SCALE, EW_NEG, EW_SQR, EW_FILL, EW_VIEW_BACK };
-
-/* Mirrors the push_constant block of shaders/elementwise.comp. */
-struct elementwise_push {
-    uint32_t ne[4];
-    uint32_t s0_ne[4], s0_nb[4];
-    uint32_t s1_ne[4], s1_nb[4];
-    uint32_t d_nb[4];
-    uint32_t s0_off, s1_off, d_off;
-    float value;
-};
-_Static_assert(sizeof(struct elementwise_push) == 112, "elementwise.comp push block");
-
-/* Mirrors the push_constant block of shaders/reduce.comp. */
-struct reduce_push {
-    uint32_t d_ne[4], r_ne[4], s_nb[4];
-    uint32_t s_off, d_off, n_chunks, chunk;
-};
-_Static_assert(sizeof(struct reduce_push) == 64, "reduce.comp push block");
-
-/* Mirrors the push_constant block of shaders/chain.comp. */
-struct chain_push {
-    uint32_t n, a0_off, b0_off, m_off[3], o_off[4], ot_off, pad0;
-    float value[4];
-    uint32_t root_n, view_off, pad[2];
-    uint32_t vs_ne[4], vs_nb[4], vs_c[4];
-};
-_Static_assert(sizeof(struct chain_push) == 128, "chain.comp push block");
-
 static const struct vkg_vk_kernel k_elementwise =
-    VKG_VK_KERNEL(vkg_vk_spv_elementwise, 3, struct elementwise_push);
+    VKG_VK_KERNEL(vkg_vk_spv_elementwise, 3, struct vkg_glue_elementwise_push);
 static const struct vkg_vk_kernel k_reduce =
-    VKG_VK_KERNEL(vkg_vk_spv_reduce, 2, struct reduce_push);
-static const struct vkg_vk_kernel k_chain = VKG_VK_KERNEL(vkg_vk_spv_chain, 10, struct chain_push);
+    VKG_VK_KERNEL(vkg_vk_spv_reduce, 2, struct vkg_glue_reduce_push);
+static const struct vkg_vk_kernel k_chain =
+    VKG_VK_KERNEL(vkg_vk_spv_chain, 10, struct vkg_glue_chain_push);
 
-#define WG 128u
+#define WG ((uint32_t)VKG_GLUE_WG)
 /* Repetitions one reduce workgroup sums before the sum is split in chunks
  * (8 per invocation: a long serial loop per invocation leaves a GPU waiting
  * on one load after another), and the output count from which there is
@@ -100,7 +73,8 @@ static uint64_t count(const uint32_t ne[4]) {
 
 static enum vkg_status ew_dispatch(struct vkg_vk_encoder *enc, uint32_t op,
                                    const struct vkg_tensor *s0, const struct vkg_tensor *s1,
-                                   const struct vkg_tensor *dst, struct elementwise_push *p) {
+                                   const struct vkg_tensor *dst,
+                                   struct vkg_glue_elementwise_push *p) {
     const struct vkg_tensor *t[3] = {s0, s1, dst};
     p->s0_off = vkg_vk_elem_offset(enc, s0);
     p->s1_off = vkg_vk_elem_offset(enc, s1);
@@ -114,7 +88,7 @@ static enum vkg_status encode_elementwise(struct vkg_vk_encoder *enc,
                                           const struct vkg_tensor *node) {
     const struct vkg_tensor *a = node->src[0];
     const struct vkg_tensor *b = node->src[1];
-    struct elementwise_push p;
+    struct vkg_glue_elementwise_push p;
     memset(&p, 0, sizeof p);
     shape_of(node, p.ne);
     strides_of(node, p.d_nb);
@@ -123,29 +97,29 @@ static enum vkg_status encode_elementwise(struct vkg_vk_encoder *enc,
     uint32_t op;
     switch (node->op) {
     case VKG_OP_ADD:
-        op = EW_ADD;
+        op = VKG_GLUE_OP_ADD;
         break;
     case VKG_OP_SUB:
-        op = EW_SUB;
+        op = VKG_GLUE_OP_SUB;
         break;
     case VKG_OP_MUL:
-        op = EW_MUL;
+        op = VKG_GLUE_OP_MUL;
         break;
     case VKG_OP_SCALE:
-        op = EW_SCALE;
+        op = VKG_GLUE_OP_SCALE;
         memcpy(&p.value, &node->op_params[0], sizeof p.value);
         break;
     case VKG_OP_NEG:
-        op = EW_NEG;
+        op = VKG_GLUE_OP_NEG;
         break;
     case VKG_OP_SQR:
-        op = EW_SQR;
+        op = VKG_GLUE_OP_SQR;
         break;
     default:
-        op = EW_COPY;
+        op = VKG_GLUE_OP_COPY;
         break; /* CONT, REPEAT */
     }
-    if (op == EW_ADD || op == EW_SUB || op == EW_MUL) {
+    if (op == VKG_GLUE_OP_ADD || op == VKG_GLUE_OP_SUB || op == VKG_GLUE_OP_MUL) {
         shape_of(b, p.s1_ne);
         strides_of(b, p.s1_nb);
     } else {
@@ -155,7 +129,7 @@ static enum vkg_status encode_elementwise(struct vkg_vk_encoder *enc,
     return ew_dispatch(enc, op, a, b, node, &p);
 }
 
-/* VIEW_BACK in one pass over the root (EW_VIEW_BACK): each element is g's
+/* VIEW_BACK in one pass over the root (VKG_GLUE_OP_VIEW_BACK): each element is g's
  * value where the view lands on it, else 0. Needs a contiguous node (op
  * results are) and a view that does not overlap itself (glue_supports). */
 /* The dims of a VIEW_BACK node's view of extent > 1, sorted by stride,
@@ -178,7 +152,7 @@ static int view_dims_sorted(const struct vkg_tensor *node, int order[4]) {
 static enum vkg_status view_back_one_pass(struct vkg_vk_encoder *enc,
                                           const struct vkg_tensor *node) {
     const struct vkg_tensor *g = node->src[0];
-    struct elementwise_push p;
+    struct vkg_glue_elementwise_push p;
     memset(&p, 0, sizeof p);
     shape_of(node, p.ne);
     int order[4], n = view_dims_sorted(node, order);
@@ -194,7 +168,7 @@ static enum vkg_status view_back_one_pass(struct vkg_vk_encoder *enc,
     p.s0_off = vkg_vk_elem_offset(enc, g);
     p.s1_off = (uint32_t)node->op_params[8] / 4;
     p.d_off = vkg_vk_elem_offset(enc, node);
-    uint32_t op = EW_VIEW_BACK, gx, gy;
+    uint32_t op = VKG_GLUE_OP_VIEW_BACK, gx, gy;
     vkg_vk_grid(enc, (count(p.ne) + WG - 1) / WG, &gx, &gy);
     return vkg_vk_dispatch(enc, &k_elementwise, &op, 1, t, 3, &p, gx, gy, 1);
 }
@@ -205,14 +179,14 @@ static enum vkg_status encode_view_back(struct vkg_vk_encoder *enc, const struct
     if (vkg_is_contiguous(node) && vkg_vk_encoder_device(enc)->tuning.glue.view_passes == 1)
         return view_back_one_pass(enc, node);
     const struct vkg_tensor *g = node->src[0];
-    struct elementwise_push p;
+    struct vkg_glue_elementwise_push p;
     memset(&p, 0, sizeof p);
     shape_of(node, p.ne);
     strides_of(node, p.d_nb);
     memcpy(p.s0_ne, p.ne, sizeof p.ne);
     memcpy(p.s1_ne, p.ne, sizeof p.ne);
     p.value = 0.0f;
-    enum vkg_status st = ew_dispatch(enc, EW_FILL, node, node, node, &p);
+    enum vkg_status st = ew_dispatch(enc, VKG_GLUE_OP_FILL, node, node, node, &p);
     if (st != VKG_STATUS_OK) return st;
     vkg_vk_barrier(enc);
     memset(&p, 0, sizeof p);
@@ -223,16 +197,18 @@ static enum vkg_status encode_view_back(struct vkg_vk_encoder *enc, const struct
     for (int i = 0; i < 4; i++)
         p.d_nb[i] = (uint32_t)node->op_params[4 + i] / 4;
     p.d_off = (uint32_t)node->op_params[8] / 4;
-    return ew_dispatch(enc, EW_COPY, g, g, node, &p);
+    return ew_dispatch(enc, VKG_GLUE_OP_COPY, g, g, node, &p);
 }
 
 /* One pass of reduce.comp: wg invocations per workgroup (a power of two),
  * flat: one output from a contiguous source (reduce.comp's FLAT). */
 static enum vkg_status reduce_dispatch_wg(struct vkg_vk_encoder *enc, const struct vkg_tensor *src,
-                                          const struct vkg_tensor *dst, struct reduce_push *p,
-                                          uint32_t wg, bool flat) {
+                                          const struct vkg_tensor *dst,
+                                          struct vkg_glue_reduce_push *p, uint32_t wg, bool flat) {
     const struct vkg_tensor *t[2] = {src, dst};
-    const uint32_t spec[2] = {wg, flat ? 1u : 0u};
+    uint32_t spec[2];
+    spec[VKG_GLUE_SPEC_REDUCE_WG] = wg;
+    spec[VKG_GLUE_SPEC_FLAT] = flat ? 1u : 0u;
     p->s_off = vkg_vk_elem_offset(enc, src);
     p->d_off = vkg_vk_elem_offset(enc, dst);
     uint32_t gx, gy;
@@ -241,7 +217,8 @@ static enum vkg_status reduce_dispatch_wg(struct vkg_vk_encoder *enc, const stru
 }
 
 static enum vkg_status reduce_dispatch(struct vkg_vk_encoder *enc, const struct vkg_tensor *src,
-                                       const struct vkg_tensor *dst, struct reduce_push *p) {
+                                       const struct vkg_tensor *dst,
+                                       struct vkg_glue_reduce_push *p) {
     return reduce_dispatch_wg(enc, src, dst, p, WG, false);
 }
 
@@ -259,7 +236,7 @@ static uint32_t one_pass_wg(const struct vkg_vk_encoder *enc, uint32_t cap) {
 
 static enum vkg_status encode_reduce(struct vkg_vk_encoder *enc, const struct vkg_tensor *node) {
     const struct vkg_tensor *a = node->src[0];
-    struct reduce_push p;
+    struct vkg_glue_reduce_push p;
     memset(&p, 0, sizeof p);
     strides_of(a, p.s_nb);
     for (int i = 0; i < 4; i++) {
@@ -296,11 +273,11 @@ static enum vkg_status encode_reduce(struct vkg_vk_encoder *enc, const struct vk
     while (st == VKG_STATUS_OK) {
         vkg_vk_barrier(enc);
         uint32_t next = n_chunks > REDUCE_CHUNK ? (n_chunks + REDUCE_CHUNK - 1) / REDUCE_CHUNK : 1;
-        struct reduce_push q = {.d_ne = {1, (uint32_t)n_out, 1, 1},
-                                .r_ne = {n_chunks, 1, 1, 1},
-                                .s_nb = {1, n_chunks, 0, 0},
-                                .n_chunks = next,
-                                .chunk = (n_chunks + next - 1) / next};
+        struct vkg_glue_reduce_push q = {.d_ne = {1, (uint32_t)n_out, 1, 1},
+                                         .r_ne = {n_chunks, 1, 1, 1},
+                                         .s_nb = {1, n_chunks, 0, 0},
+                                         .n_chunks = next,
+                                         .chunk = (n_chunks + next - 1) / next};
         if (next == 1) return reduce_dispatch(enc, part, node, &q);
         const struct vkg_tensor *out = vkg_vk_scratch(enc, (size_t)n_out * next * sizeof(float));
         if (!out) return VKG_STATUS_OUT_OF_MEMORY;
@@ -326,35 +303,40 @@ static enum vkg_status glue_encode(struct vkg_vk_encoder *enc, const struct vkg_
 
 /* ---- chains: runs of elementwise nodes in one dispatch (chain.comp) ---- */
 
-#define CHAIN_MAX  4
-#define CHAIN_NONE 15u
-enum { MODE_CARRIED = 0, MODE_CONTIG = 1, MODE_ONE = 2 };
+#define CHAIN_MAX VKG_GLUE_CHAIN_MAX
+/* Operand modes as ints, -1 meaning "cannot join". */
+enum {
+    MODE_CARRIED = (int)VKG_GLUE_MODE_CARRIED,
+    MODE_CONTIG = (int)VKG_GLUE_MODE_CONTIG,
+    MODE_ONE = (int)VKG_GLUE_MODE_ONE
+};
 
-/* The elementwise code of an op that may join a chain, else -1. */
-static int chain_code(int op) {
+/* The elementwise code of an op that may join a chain, else
+ * VKG_GLUE_OP_NONE. */
+static uint32_t chain_code(int op) {
     switch (op) {
     case VKG_OP_ADD:
-        return EW_ADD;
+        return VKG_GLUE_OP_ADD;
     case VKG_OP_SUB:
-        return EW_SUB;
+        return VKG_GLUE_OP_SUB;
     case VKG_OP_MUL:
-        return EW_MUL;
+        return VKG_GLUE_OP_MUL;
     case VKG_OP_SCALE:
-        return EW_SCALE;
+        return VKG_GLUE_OP_SCALE;
     case VKG_OP_NEG:
-        return EW_NEG;
+        return VKG_GLUE_OP_NEG;
     case VKG_OP_SQR:
-        return EW_SQR;
+        return VKG_GLUE_OP_SQR;
     case VKG_OP_CONT:
     case VKG_OP_REPEAT:
-        return EW_COPY;
+        return VKG_GLUE_OP_COPY;
     default:
-        return -1;
+        return VKG_GLUE_OP_NONE;
     }
 }
 
-static bool chain_binary(int code) {
-    return code == EW_ADD || code == EW_SUB || code == EW_MUL;
+static bool chain_binary(uint32_t code) {
+    return code == VKG_GLUE_OP_ADD || code == VKG_GLUE_OP_SUB || code == VKG_GLUE_OP_MUL;
 }
 
 /* How chain node k reads operand t: the previous node's value (t is that
@@ -407,8 +389,9 @@ int vkg_vk_glue_chain(struct vkg_vk_encoder *enc, struct vkg_tensor *const *node
     int len = 0, n_in = 0;
     for (; len < n && len < CHAIN_MAX; len++) {
         const struct vkg_tensor *node = nodes[len];
-        int code = chain_code(node->op);
-        if (code < 0 || !vkg_is_contiguous(node) || !vkg_same_shape(node, nodes[0])) break;
+        const uint32_t code = chain_code(node->op);
+        if (code == VKG_GLUE_OP_NONE || !vkg_is_contiguous(node) || !vkg_same_shape(node, nodes[0]))
+            break;
         int n_ops = chain_binary(code) ? 2 : 1, carried = 0, k_in = n_in;
         bool ok = chain_range_of(enc, node, &outs[len]) && !chain_overlap(&outs[len], outs, len) &&
                   !chain_overlap(&outs[len], ins, n_in);
@@ -425,14 +408,15 @@ int vkg_vk_glue_chain(struct vkg_vk_encoder *enc, struct vkg_tensor *const *node
         if (!ok || (len > 0 && carried == 0)) break;
         n_in = k_in;
     }
-    /* A VIEW_BACK of the last output may close the run (chain.comp TAIL). */
+    /* A VIEW_BACK of the last output may close the run (chain.comp TAIL VIEW_BACK). */
     struct chain_range root;
-    if (len >= 1 && len < n && nodes[len]->op == VKG_OP_VIEW_BACK && vkg_is_contiguous(nodes[len]) &&
+    if (len >= 1 && len < n && nodes[len]->op == VKG_OP_VIEW_BACK &&
+        vkg_is_contiguous(nodes[len]) &&
         chain_mode(enc, nodes, len, nodes[len]->src[0]) == MODE_CARRIED &&
         chain_range_of(enc, nodes[len], &root) && !chain_overlap(&root, outs, len) &&
         !chain_overlap(&root, ins, n_in))
         len++;
-    /* So may a SUM of it (chain.comp TAIL 2: partials, a barrier, their sum). */
+    /* So may a SUM of it (chain.comp TAIL SUM: partials, a barrier, their sum). */
     else if (len >= 1 && len < n && nodes[len]->op == VKG_OP_SUM &&
              vkg_nelements(nodes[0]) <= (int64_t)WG * SUM_ONE_PASS_MAX &&
              chain_mode(enc, nodes, len, nodes[len]->src[0]) == MODE_CARRIED &&
@@ -442,12 +426,69 @@ int vkg_vk_glue_chain(struct vkg_vk_encoder *enc, struct vkg_tensor *const *node
     return len < 2 ? 1 : len;
 }
 
+/* A VIEW_BACK closing the run (chain.comp TAIL VIEW_BACK): one invocation
+ * per element of the root vb, the view's dims sorted by stride. */
+static void chain_view_back_tail(struct vkg_vk_encoder *enc, const struct vkg_tensor *vb,
+                                 struct vkg_glue_chain_push *p) {
+    p->ot_off = vkg_vk_elem_offset(enc, vb);
+    p->root_n = (uint32_t)vkg_nelements(vb);
+    p->view_off = (uint32_t)vb->op_params[8] / 4;
+    uint32_t c[4] = {1, 0, 0, 0}; /* contiguous strides of the chain's shape */
+    for (int d = 1; d < 4; d++)
+        c[d] = c[d - 1] * (uint32_t)vb->op_params[d - 1];
+    int order[4], n_dims = view_dims_sorted(vb, order);
+    for (int k = 0; k < 4; k++) {
+        p->vs_ne[k] = 1;
+        if (k >= n_dims) continue;
+        p->vs_ne[k] = (uint32_t)vb->op_params[order[k]];
+        p->vs_nb[k] = (uint32_t)vb->op_params[4 + order[k]] / 4;
+        p->vs_c[k] = c[order[k]];
+    }
+}
+
+/* The chain's n elementwise nodes: node k's descriptor into spec[k], its
+ * operands and output into t and the push block. */
+static enum vkg_status chain_nodes(struct vkg_vk_encoder *enc, struct vkg_tensor *const *nodes,
+                                   int n, uint32_t *spec, const struct vkg_tensor **t,
+                                   struct vkg_glue_chain_push *p) {
+    uint32_t *const m_off[CHAIN_MAX] = {NULL, &p->m_off1, &p->m_off2, &p->m_off3};
+    uint32_t *const o_off[CHAIN_MAX] = {&p->o_off0, &p->o_off1, &p->o_off2, &p->o_off3};
+    for (int k = 0; k < n; k++) {
+        const struct vkg_tensor *node = nodes[k];
+        const uint32_t code = chain_code(node->op);
+        const bool bin = chain_binary(code);
+        const int ma = chain_mode(enc, nodes, k, node->src[0]);
+        const int mb = bin ? chain_mode(enc, nodes, k, node->src[1]) : MODE_CARRIED;
+        if (code == VKG_GLUE_OP_NONE || ma < 0 || mb < 0 ||
+            (k == 0 && (ma == MODE_CARRIED || (bin && mb == MODE_CARRIED))))
+            return vkg_error(NULL, VKG_STATUS_BACKEND_ERROR, "glue chain: node %d cannot join", k);
+        spec[k] = VKG_GLUE_CHAIN_NODE(code, (uint32_t)ma, (uint32_t)mb);
+        if (k == 0) {
+            t[0] = node->src[0];
+            p->a0_off = vkg_vk_elem_offset(enc, node->src[0]);
+            if (bin) {
+                t[1] = node->src[1];
+                p->b0_off = vkg_vk_elem_offset(enc, node->src[1]);
+            }
+        } else if (ma != MODE_CARRIED || mb != MODE_CARRIED) {
+            const struct vkg_tensor *m = ma != MODE_CARRIED ? node->src[0] : node->src[1];
+            t[1 + k] = m;
+            *m_off[k] = vkg_vk_elem_offset(enc, m);
+        }
+        t[5 + k] = node;
+        *o_off[k] = vkg_vk_elem_offset(enc, node);
+        if (code == VKG_GLUE_OP_SCALE) memcpy(&p->value[k], &node->op_params[0], sizeof(float));
+    }
+    return VKG_STATUS_OK;
+}
+
 enum vkg_status vkg_vk_glue_encode_chain(struct vkg_vk_encoder *enc,
                                          struct vkg_tensor *const *nodes, int n) {
     if (n < 1) return vkg_error(NULL, VKG_STATUS_BACKEND_ERROR, "glue chain of %d nodes", n);
-    uint32_t spec[CHAIN_MAX + 1] = {CHAIN_NONE, CHAIN_NONE, CHAIN_NONE, CHAIN_NONE, 0};
+    uint32_t spec[CHAIN_MAX + 1] = {VKG_GLUE_OP_NONE, VKG_GLUE_OP_NONE, VKG_GLUE_OP_NONE,
+                                    VKG_GLUE_OP_NONE, VKG_GLUE_TAIL_NONE};
     const struct vkg_tensor *t[10];
-    struct chain_push p;
+    struct vkg_glue_chain_push p;
     memset(&p, 0, sizeof p);
     p.n = (uint32_t)vkg_nelements(nodes[0]);
     for (int k = 0; k < 10; k++)
@@ -458,67 +499,31 @@ enum vkg_status vkg_vk_glue_encode_chain(struct vkg_vk_encoder *enc,
         sum = nodes[--n];
         partials = vkg_vk_scratch(enc, (size_t)(p.n + WG - 1) / WG * sizeof(float));
         if (!partials) return VKG_STATUS_OUT_OF_MEMORY;
-        spec[CHAIN_MAX] = 2;
+        spec[VKG_GLUE_SPEC_TAIL] = VKG_GLUE_TAIL_SUM;
         t[9] = partials;
         p.ot_off = vkg_vk_elem_offset(enc, partials);
     } else if (n >= 2 && nodes[n - 1]->op == VKG_OP_VIEW_BACK) {
-        const struct vkg_tensor *vb = nodes[--n];
-        spec[CHAIN_MAX] = 1;
-        t[9] = vb;
-        p.ot_off = vkg_vk_elem_offset(enc, vb);
-        p.root_n = n_threads = (uint32_t)vkg_nelements(vb);
-        p.view_off = (uint32_t)vb->op_params[8] / 4;
-        uint32_t c[4] = {1, 0, 0, 0}; /* contiguous strides of the chain's shape */
-        for (int d = 1; d < 4; d++)
-            c[d] = c[d - 1] * (uint32_t)vb->op_params[d - 1];
-        int order[4], n_dims = view_dims_sorted(vb, order);
-        for (int k = 0; k < 4; k++) {
-            p.vs_ne[k] = 1;
-            if (k >= n_dims) continue;
-            p.vs_ne[k] = (uint32_t)vb->op_params[order[k]];
-            p.vs_nb[k] = (uint32_t)vb->op_params[4 + order[k]] / 4;
-            p.vs_c[k] = c[order[k]];
-        }
+        t[9] = nodes[--n];
+        spec[VKG_GLUE_SPEC_TAIL] = VKG_GLUE_TAIL_VIEW_BACK;
+        chain_view_back_tail(enc, t[9], &p);
+        n_threads = p.root_n;
     }
     if (n > CHAIN_MAX)
         return vkg_error(NULL, VKG_STATUS_BACKEND_ERROR, "glue chain of %d nodes", n);
-    for (int k = 0; k < n; k++) {
-        const struct vkg_tensor *node = nodes[k];
-        int code = chain_code(node->op);
-        bool bin = chain_binary(code);
-        int ma = chain_mode(enc, nodes, k, node->src[0]);
-        int mb = bin ? chain_mode(enc, nodes, k, node->src[1]) : MODE_CARRIED;
-        if (code < 0 || ma < 0 || mb < 0 || (k == 0 && (ma == 0 || (bin && mb == 0))))
-            return vkg_error(NULL, VKG_STATUS_BACKEND_ERROR, "glue chain: node %d cannot join", k);
-        spec[k] = (uint32_t)code | (uint32_t)ma << 4 | (uint32_t)mb << 6;
-        if (k == 0) {
-            t[0] = node->src[0];
-            p.a0_off = vkg_vk_elem_offset(enc, node->src[0]);
-            if (bin) {
-                t[1] = node->src[1];
-                p.b0_off = vkg_vk_elem_offset(enc, node->src[1]);
-            }
-        } else if (ma != MODE_CARRIED || mb != MODE_CARRIED) {
-            const struct vkg_tensor *m = ma != MODE_CARRIED ? node->src[0] : node->src[1];
-            t[1 + k] = m;
-            p.m_off[k - 1] = vkg_vk_elem_offset(enc, m);
-        }
-        t[5 + k] = node;
-        p.o_off[k] = vkg_vk_elem_offset(enc, node);
-        if (code == EW_SCALE) memcpy(&p.value[k], &node->op_params[0], sizeof(float));
-    }
+    enum vkg_status st = chain_nodes(enc, nodes, n, spec, t, &p);
+    if (st != VKG_STATUS_OK) return st;
     uint32_t gx, gy;
     vkg_vk_grid(enc, (n_threads + WG - 1) / WG, &gx, &gy);
-    enum vkg_status st = vkg_vk_dispatch(enc, &k_chain, spec, CHAIN_MAX + 1, t, 10, &p, gx, gy, 1);
+    st = vkg_vk_dispatch(enc, &k_chain, spec, CHAIN_MAX + 1, t, 10, &p, gx, gy, 1);
     if (st != VKG_STATUS_OK || !sum) return st;
     /* The partials, in order, into the SUM: one workgroup. */
     vkg_vk_barrier(enc);
     uint32_t n_part = (p.n + WG - 1) / WG;
-    struct reduce_push q = {.d_ne = {1, 1, 1, 1},
-                            .r_ne = {n_part, 1, 1, 1},
-                            .s_nb = {1, 0, 0, 0},
-                            .n_chunks = 1,
-                            .chunk = n_part};
+    struct vkg_glue_reduce_push q = {.d_ne = {1, 1, 1, 1},
+                                     .r_ne = {n_part, 1, 1, 1},
+                                     .s_nb = {1, 0, 0, 0},
+                                     .n_chunks = 1,
+                                     .chunk = n_part};
     if (n_part <= REDUCE_CHUNK) return reduce_dispatch(enc, partials, sum, &q);
     return reduce_dispatch_wg(enc, partials, sum, &q, one_pass_wg(enc, 1024), true);
 }
@@ -588,11 +593,14 @@ const struct vkg_vk_op_family vkg_vk_family_glue = {
 
 #define GLUE_KEY(field, lo, hi, doc) VKG_VK_TUNE_INT(struct vkg_vk_glue_tuning, field, lo, hi, doc)
 const struct vkg_vk_tune_key vkg_vk_glue_tune_keys[] = {
-    GLUE_KEY(fuse, 0, 1, "1: runs of up to 4 elementwise nodes, closed by a VIEW_BACK or SUM, "
+    GLUE_KEY(fuse, 0, 1,
+             "1: runs of up to 4 elementwise nodes, closed by a VIEW_BACK or SUM, "
              "as one dispatch"),
-    GLUE_KEY(view_passes, 1, 2, "VIEW_BACK: 1 one pass over the root where the node is "
+    GLUE_KEY(view_passes, 1, 2,
+             "VIEW_BACK: 1 one pass over the root where the node is "
              "contiguous, 2 always zero fill then copy"),
-    GLUE_KEY(sum_one_max, 0, 1 << 30, "largest SUM to one value (elements) done by one "
+    GLUE_KEY(sum_one_max, 0, 1 << 30,
+             "largest SUM to one value (elements) done by one "
              "workgroup in one dispatch; 0 never"),
     {NULL, 0, 0, 0, NULL, NULL},
 };

@@ -1,18 +1,21 @@
 // common/ops_glue.glsl — the elementwise glue ops, shared by elementwise.comp
 // and chain.comp so a fused chain rounds exactly as the nodes run apart.
 //
-// Codes mirror enum EW_* in ops_glue.c. Error: one rounding per op (exact
+// Op codes: glue/glue_layout.h. Error: one rounding per op (exact
 // for COPY and NEG).
 #ifndef VKG_OPS_GLUE_GLSL
 #define VKG_OPS_GLUE_GLSL
 
-#define OP_COPY 0u
-#define OP_ADD 1u
-#define OP_SUB 2u
-#define OP_MUL 3u
-#define OP_SCALE 4u
-#define OP_NEG 5u
-#define OP_SQR 6u
+#extension GL_GOOGLE_include_directive : require
+#include "glue/glue_layout.h"
+
+#define OP_COPY VKG_GLUE_OP_COPY
+#define OP_ADD VKG_GLUE_OP_ADD
+#define OP_SUB VKG_GLUE_OP_SUB
+#define OP_MUL VKG_GLUE_OP_MUL
+#define OP_SCALE VKG_GLUE_OP_SCALE
+#define OP_NEG VKG_GLUE_OP_NEG
+#define OP_SQR VKG_GLUE_OP_SQR
 
 bool vkg_glue_binary(uint op) {
     return op == OP_ADD || op == OP_SUB || op == OP_MUL;

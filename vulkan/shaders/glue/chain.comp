@@ -9,18 +9,19 @@
 // carried, contiguous with the node's shape (element off + i) or a single
 // element (element off), and no operand overlapping a chain output.
 //
-// Specialization constant j describes node j: bits 0-3 the op (as in
-// elementwise.comp; 15: no node), bits 4-5 operand a's mode, bits 6-7
-// operand b's (0: the previous node's value, 1: contiguous, 2: one element).
+// Specialization constant j describes node j (glue/glue_layout.h,
+// VKG_GLUE_CHAIN_NODE): its op (as in elementwise.comp; OP_NONE: no node)
+// and the modes of its operands a and b (the previous node's value,
+// contiguous, or one element).
 //
-// TAIL (constant 4) appends a VIEW_BACK of the last node's output: then one
+// TAIL VIEW_BACK appends a VIEW_BACK of the last node's output: then one
 // invocation per element j of the contiguous root, as elementwise.comp's
 // OP_VIEW_BACK finds the view index landing on j (dims sorted by view
 // stride, largest first); j outside the view gets 0, j inside runs the chain
 // at the matching element i (the chain's contiguous strides in that order)
 // and stores its value at j. Every chain element lands on exactly one root
 // element (the view does not overlap itself), so each is computed once.
-// TAIL 2 appends the first pass of a SUM of the last output: each workgroup
+// TAIL SUM appends the first pass of a SUM of the last output: each workgroup
 // adds its 128 values in a fixed shared-memory tree and stores the partial
 // at ot[ot_off + workgroup]; the host sums the partials in a second
 // dispatch (reduce.comp), after the barrier a separate SUM would need anyway.
@@ -29,14 +30,17 @@
 #include "common/grid.glsl"
 #include "common/ops_glue.glsl"
 
-#define OP_NONE 15u
+#define OP_NONE VKG_GLUE_OP_NONE
+#define CARRIED VKG_GLUE_MODE_CARRIED // operand modes
+#define ONE VKG_GLUE_MODE_ONE
 
-layout(local_size_x = 128) in;
+layout(local_size_x = VKG_GLUE_WG) in;
+// Node k's descriptor (VKG_GLUE_CHAIN_NODE: op, operand modes).
 layout(constant_id = 0) const uint N0 = OP_NONE;
 layout(constant_id = 1) const uint N1 = OP_NONE;
 layout(constant_id = 2) const uint N2 = OP_NONE;
 layout(constant_id = 3) const uint N3 = OP_NONE;
-layout(constant_id = 4) const uint TAIL = 0u;
+layout(constant_id = VKG_GLUE_SPEC_TAIL) const uint TAIL = VKG_GLUE_TAIL_NONE;
 
 // Memory operands: node 0's a and b, then one per later node.
 layout(set = 0, binding = 0) readonly buffer A0 { float a0[]; };
@@ -51,27 +55,11 @@ layout(set = 0, binding = 7) writeonly buffer O2 { float o2[]; };
 layout(set = 0, binding = 8) writeonly buffer O3 { float o3[]; };
 layout(set = 0, binding = 9) writeonly buffer OT { float ot[]; }; // TAIL: root or partials
 
-// Mirrored by struct chain_push in ops_glue.c.
-layout(push_constant) uniform Push {
-    uint n;        // elements of the shape
-    uint a0_off;   // element offsets of the memory operands
-    uint b0_off;
-    uint m_off1, m_off2, m_off3;
-    uint o_off0, o_off1, o_off2, o_off3;
-    uint ot_off;   // TAIL: element offset of the root or the partials
-    uint pad0;
-    vec4 value;    // SCALE factor of each node
-    uint root_n;   // TAIL: elements of the root
-    uint view_off; // TAIL: the view's element offset in the root
-    uint pad1, pad2;
-    uvec4 vs_ne;   // TAIL: view dims sorted by stride, largest first (1: unused)
-    uvec4 vs_nb;   // TAIL: their element strides in the root (0: unused)
-    uvec4 vs_c;    // TAIL: their element strides in the chain's tensors
-} p;
+layout(push_constant) uniform Push { VKG_GLUE_CHAIN_PUSH } p;
 
-uint op_of(uint c) { return c & 15u; }
-uint mode_a(uint c) { return (c >> 4) & 3u; }
-uint mode_b(uint c) { return (c >> 6) & 3u; }
+uint op_of(uint c) { return VKG_GLUE_CHAIN_OP(c); }
+uint mode_a(uint c) { return VKG_GLUE_CHAIN_MODE_A(c); }
+uint mode_b(uint c) { return VKG_GLUE_CHAIN_MODE_B(c); }
 
 float apply(uint c, float a, float b, float value) {
     return vkg_glue_apply(op_of(c), a, b, value);
@@ -84,51 +72,51 @@ bool binary(uint c) {
 // The chain at element i: writes every node's output, returns the last value.
 float run_chain(uint i) {
     // Node 0: both operands from memory.
-    float a = a0[p.a0_off + (mode_a(N0) == 2u ? 0u : i)];
+    float a = a0[p.a0_off + (mode_a(N0) == ONE ? 0u : i)];
     float b = 0.0;
     if (binary(N0))
-        b = b0[p.b0_off + (mode_b(N0) == 2u ? 0u : i)];
+        b = b0[p.b0_off + (mode_b(N0) == ONE ? 0u : i)];
     precise float v = apply(N0, a, b, p.value.x);
     o0[p.o_off0 + i] = v;
     if (N1 == OP_NONE)
         return v;
     float m = 0.0;
-    if (mode_a(N1) != 0u || (binary(N1) && mode_b(N1) != 0u))
-        m = m1[p.m_off1 + ((mode_a(N1) | mode_b(N1)) == 2u ? 0u : i)];
-    v = apply(N1, mode_a(N1) == 0u ? v : m, mode_b(N1) == 0u ? v : m, p.value.y);
+    if (mode_a(N1) != CARRIED || (binary(N1) && mode_b(N1) != CARRIED))
+        m = m1[p.m_off1 + ((mode_a(N1) | mode_b(N1)) == ONE ? 0u : i)];
+    v = apply(N1, mode_a(N1) == CARRIED ? v : m, mode_b(N1) == CARRIED ? v : m, p.value.y);
     o1[p.o_off1 + i] = v;
     if (N2 == OP_NONE)
         return v;
     m = 0.0;
-    if (mode_a(N2) != 0u || (binary(N2) && mode_b(N2) != 0u))
-        m = m2[p.m_off2 + ((mode_a(N2) | mode_b(N2)) == 2u ? 0u : i)];
-    v = apply(N2, mode_a(N2) == 0u ? v : m, mode_b(N2) == 0u ? v : m, p.value.z);
+    if (mode_a(N2) != CARRIED || (binary(N2) && mode_b(N2) != CARRIED))
+        m = m2[p.m_off2 + ((mode_a(N2) | mode_b(N2)) == ONE ? 0u : i)];
+    v = apply(N2, mode_a(N2) == CARRIED ? v : m, mode_b(N2) == CARRIED ? v : m, p.value.z);
     o2[p.o_off2 + i] = v;
     if (N3 == OP_NONE)
         return v;
     m = 0.0;
-    if (mode_a(N3) != 0u || (binary(N3) && mode_b(N3) != 0u))
-        m = m3[p.m_off3 + ((mode_a(N3) | mode_b(N3)) == 2u ? 0u : i)];
-    v = apply(N3, mode_a(N3) == 0u ? v : m, mode_b(N3) == 0u ? v : m, p.value.w);
+    if (mode_a(N3) != CARRIED || (binary(N3) && mode_b(N3) != CARRIED))
+        m = m3[p.m_off3 + ((mode_a(N3) | mode_b(N3)) == ONE ? 0u : i)];
+    v = apply(N3, mode_a(N3) == CARRIED ? v : m, mode_b(N3) == CARRIED ? v : m, p.value.w);
     o3[p.o_off3 + i] = v;
     return v;
 }
 
-shared float partial[128];
+shared float partial[VKG_GLUE_WG];
 
 void main() {
-    uint j = vkg_group_linear() * 128u + gl_LocalInvocationID.x;
-    if (TAIL == 2u) {
+    uint j = vkg_group_linear() * uint(VKG_GLUE_WG) + gl_LocalInvocationID.x;
+    if (TAIL == VKG_GLUE_TAIL_SUM) {
         // Whole workgroups stay to the end (barriers); the grid may hold
         // workgroups past the last one (vkg_vk_grid's fold), which leave
         // together.
         uint g = vkg_group_linear();
-        if (g * 128u >= p.n)
+        if (g * uint(VKG_GLUE_WG) >= p.n)
             return;
         uint lid = gl_LocalInvocationID.x;
         partial[lid] = j < p.n ? run_chain(j) : 0.0;
         barrier();
-        for (uint w = 64u; w > 0u; w >>= 1) {
+        for (uint w = uint(VKG_GLUE_WG) / 2u; w > 0u; w >>= 1) {
             if (lid < w)
                 partial[lid] += partial[lid + w];
             barrier();
@@ -137,7 +125,7 @@ void main() {
             ot[p.ot_off + g] = partial[0];
         return;
     }
-    if (TAIL == 0u) {
+    if (TAIL == VKG_GLUE_TAIL_NONE) {
         if (j < p.n)
             run_chain(j);
         return;

@@ -24,32 +24,20 @@
 #include "common/ops_glue.glsl"
 #include "common/tensor.glsl"
 
-#define OP_FILL 7u
-#define OP_VIEW_BACK 8u
+#define OP_FILL VKG_GLUE_OP_FILL
+#define OP_VIEW_BACK VKG_GLUE_OP_VIEW_BACK
 
-layout(local_size_x = 128) in;
-layout(constant_id = 0) const uint OP = OP_COPY;
+layout(local_size_x = VKG_GLUE_WG) in;
+layout(constant_id = VKG_GLUE_SPEC_OP) const uint OP = OP_COPY;
 
 layout(set = 0, binding = 0) readonly buffer Src0 { float s0[]; };
 layout(set = 0, binding = 1) readonly buffer Src1 { float s1[]; };
 layout(set = 0, binding = 2) writeonly buffer Dst { float d[]; };
 
-// Mirrored by struct elementwise_push in ops_glue.c.
-layout(push_constant) uniform Push {
-    uvec4 ne;     // iteration shape
-    uvec4 s0_ne;  // src0 shape (indices taken modulo it)
-    uvec4 s0_nb;  // src0 element strides
-    uvec4 s1_ne;
-    uvec4 s1_nb;
-    uvec4 d_nb;   // dst element strides
-    uint s0_off;
-    uint s1_off;
-    uint d_off;
-    float value;  // SCALE factor, FILL value
-} p;
+layout(push_constant) uniform Push { VKG_GLUE_ELEMENTWISE_PUSH } p;
 
 void main() {
-    uint i = vkg_group_linear() * 128u + gl_LocalInvocationID.x;
+    uint i = vkg_group_linear() * uint(VKG_GLUE_WG) + gl_LocalInvocationID.x;
     if (i >= vkg_count(p.ne))
         return;
     if (OP == OP_VIEW_BACK) {

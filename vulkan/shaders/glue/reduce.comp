@@ -11,8 +11,8 @@
 // only. Error: the tree has depth log2(128) + (terms per invocation), below
 // the sequential bound γ(n)·Σ|x| the reference uses.
 //
-// The workgroup size is specialization constant 0 (a power of two, 1024 at
-// most; 128 for the chunked passes). FLAT (constant 1) is the one-workgroup
+// The workgroup size is a specialization constant (a power of two, 1024 at
+// most; 128 for the chunked passes). FLAT is the one-workgroup
 // sum of a contiguous source into one output: each invocation adds every
 // WG-th vec4 (when the source is 16-byte aligned) into 8 accumulators, so
 // 8 loads are in flight per invocation, then the components and the tail in
@@ -22,25 +22,17 @@
 #extension GL_EXT_control_flow_attributes : require
 #include "common/grid.glsl"
 #include "common/tensor.glsl"
+#include "glue/glue_layout.h"
 
-layout(local_size_x_id = 0) in;
-layout(constant_id = 1) const uint FLAT = 0u;
+layout(local_size_x_id = VKG_GLUE_SPEC_REDUCE_WG) in;
+layout(constant_id = VKG_GLUE_SPEC_FLAT) const uint FLAT = 0u;
 #define WG gl_WorkGroupSize.x
 
 layout(set = 0, binding = 0) readonly buffer Src { float s[]; };
 layout(set = 0, binding = 0) readonly buffer Src4 { vec4 s4[]; };
 layout(set = 0, binding = 1) writeonly buffer Dst { float d[]; };
 
-// Mirrored by struct reduce_push in ops_glue.c.
-layout(push_constant) uniform Push {
-    uvec4 d_ne;   // output shape
-    uvec4 r_ne;   // repetitions per output, per dim
-    uvec4 s_nb;   // src element strides
-    uint s_off;
-    uint d_off;
-    uint n_chunks; // workgroups per output; output j chunk c goes to d[j * n_chunks + c]
-    uint chunk;    // repetitions per chunk
-} p;
+layout(push_constant) uniform Push { VKG_GLUE_REDUCE_PUSH } p;
 
 shared float partial[1024];
 
