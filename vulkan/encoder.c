@@ -10,7 +10,6 @@
  * first compute of a graph no Vulkan object is created while recording, and
  * a split computed again is not recorded at all (backend.c).
  */
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
