@@ -75,11 +75,11 @@ static bool plan(const struct vkg_vk_limits *lim, const struct gemm_case *c,
     return vkg_vk_gemm_plan_make(&p, lim, &t, pl, why, n);
 }
 
-#define EXPECT_LE(what, got, bound)                                                              \
-    do {                                                                                         \
-        if ((uint64_t)(got) > (uint64_t)(bound))                                                 \
-            fail_msg("%s / %s: %s = %llu > %llu", lim.profile, c->name, what,                    \
-                     (unsigned long long)(got), (unsigned long long)(bound));                     \
+#define EXPECT_LE(what, got, bound)                                                                \
+    do {                                                                                           \
+        if ((uint64_t)(got) > (uint64_t)(bound))                                                   \
+            fail_msg("%s / %s: %s = %llu > %llu", lim.profile, c->name, what,                      \
+                     (unsigned long long)(got), (unsigned long long)(bound));                      \
     } while (0)
 
 /* ---- every profile: plans within the limits ---------------------------- */
@@ -117,8 +117,8 @@ static void gemm_plan__refuses_naming_the_limit(void **state) {
     const bool ok = plan(&lim, c, &pl, why, sizeof why);
     /* The baseline 128x128 kernel needs 16.5 KiB of shared memory. */
     if (lim.max_shared_memory < 16896) {
-        if (ok) fail_msg("%s: planned with %u B of shared memory", lim.profile,
-                         lim.max_shared_memory);
+        if (ok)
+            fail_msg("%s: planned with %u B of shared memory", lim.profile, lim.max_shared_memory);
         if (!strstr(why, "shared memory")) fail_msg("%s: reason '%s'", lim.profile, why);
     } else if (!ok) {
         fail_msg("%s: refused: %s", lim.profile, why);
@@ -245,8 +245,8 @@ int main(void) {
             struct vkg_vk_limits lim;
             vkg_vk_limits_profile((enum vkg_vk_profile)p, &lim);
             snprintf(names[n], sizeof names[n], "%s/%s", subjects[f], lim.profile);
-            tests[n] = (struct CMUnitTest){names[n], per_profile[f], NULL, NULL,
-                                           (void *)(intptr_t)p};
+            tests[n] =
+                (struct CMUnitTest){names[n], per_profile[f], NULL, NULL, (void *)(intptr_t)p};
             n++;
         }
     const struct CMUnitTest fixed[] = {

@@ -70,8 +70,8 @@ static void xent_plan__stays_within_limits(void **state) {
         if (!plan(&lim, c, &pl)) fail_msg("%s / %s: refused", lim.profile, c->name);
         if (pl.wg > lim.max_workgroup_invocations || pl.wg > lim.max_workgroup_size[0] ||
             pl.shared_bytes > lim.max_shared_memory)
-            fail_msg("%s / %s: %u invocations, %u B of shared memory", lim.profile, c->name,
-                     pl.wg, pl.shared_bytes);
+            fail_msg("%s / %s: %u invocations, %u B of shared memory", lim.profile, c->name, pl.wg,
+                     pl.shared_bytes);
         if (pl.rows != c->nr) fail_msg("%s / %s: %u rows", lim.profile, c->name, pl.rows);
         if (pl.kernel != VKG_VK_XENT_FWD_STREAM && pl.kernel != VKG_VK_XENT_BACK_STREAM &&
             (pl.wg % lim.subgroup_size || pl.cache * (pl.vec4 ? 4 : 1) > 64))
@@ -104,11 +104,11 @@ static void xent_plan__kernel_choice_as_designed(void **state) {
         const struct xent_case *c = &cases[want[i].xcase];
         struct vkg_vk_xent_plan pl;
         assert_true(plan(&lim, c, &pl));
-        const bool streaming = want[i].kernel == VKG_VK_XENT_BACK_STREAM ||
-                               want[i].kernel == VKG_VK_XENT_FWD_STREAM;
+        const bool streaming =
+            want[i].kernel == VKG_VK_XENT_BACK_STREAM || want[i].kernel == VKG_VK_XENT_FWD_STREAM;
         if (pl.kernel != want[i].kernel || pl.wg != want[i].wg ||
-            (!streaming && (pl.cache != want[i].cache || pl.tail != want[i].tail ||
-                            pl.tb != want[i].tb)))
+            (!streaming &&
+             (pl.cache != want[i].cache || pl.tail != want[i].tail || pl.tb != want[i].tb)))
             fail_msg("%s / %s: kernel %d wg %u cache %u tail %u tb %u, expected %d %u %u %u %u",
                      lim.profile, c->name, pl.kernel, pl.wg, pl.cache, pl.tail, pl.tb,
                      want[i].kernel, want[i].wg, want[i].cache, want[i].tail, want[i].tb);

@@ -134,8 +134,7 @@ static bool plan_tail(const struct vkg_vk_limits *lim, const struct vkg_vk_xent_
 /* Whether a rows kernel takes the node's rows, and its sizes (xent.rows 0:
  * never). vec4: the 16-byte form applies (backward only). */
 static bool plan_rows(const struct vkg_vk_limits *lim, const struct vkg_vk_xent_tuning *t,
-                      const struct vkg_vk_xent_problem *p, bool vec4,
-                      struct vkg_vk_xent_plan *pl) {
+                      const struct vkg_vk_xent_problem *p, bool vec4, struct vkg_vk_xent_plan *pl) {
     const uint32_t nc = p->ne[0], sg = lim->subgroup_size, wg_max = xent_wg(lim, XENT_ROWS_WG_MAX);
     if (!t->rows || nc == 0 || (!vec4 && nc > XENT_ROWS_SCALAR_MAX)) return false;
     if (sg == 0 || wg_max < sg || wg_max % sg || !lim->subgroup_shuffle) return false;
@@ -143,7 +142,7 @@ static bool plan_rows(const struct vkg_vk_limits *lim, const struct vkg_vk_xent_
     while (wg < wg_max && (uint64_t)wg * XENT_ROWS_AIM < nc)
         wg *= 2;
     const uint32_t slots = vec4 ? xent_groups(nc, p->off_d) : nc; /* cached slots a row needs */
-    const uint32_t unit = vec4 ? 4 : 1;                            /* floats per slot */
+    const uint32_t unit = vec4 ? 4 : 1;                           /* floats per slot */
     pl->wg = wg > wg_max ? wg_max : wg;
     pl->vec4 = vec4;
     pl->cache = (slots + pl->wg - 1) / pl->wg;
@@ -168,8 +167,8 @@ static void plan_backward(const struct vkg_vk_limits *lim, const struct vkg_vk_x
         pl->wg = xent_wg(lim, XENT_WG_BACK);
         return;
     }
-    pl->kernel = pl->vec4 && (pl->tail || !pl->whole) ? VKG_VK_XENT_BACK_CUT
-                                                       : VKG_VK_XENT_BACK_ROWS;
+    pl->kernel =
+        pl->vec4 && (pl->tail || !pl->whole) ? VKG_VK_XENT_BACK_CUT : VKG_VK_XENT_BACK_ROWS;
 }
 
 static bool plan_refuse(const struct vkg_vk_xent_problem *p, const struct vkg_vk_limits *lim,
@@ -199,7 +198,8 @@ bool vkg_vk_xent_plan_make(const struct vkg_vk_xent_problem *p, const struct vkg
     } else {
         pl->sum_wg = xent_wg(lim, XENT_WG_FWD);
         pl->scratch_bytes = (uint64_t)pl->rows * sizeof(float);
-        pl->kernel = plan_rows(lim, t, p, false, pl) ? VKG_VK_XENT_FWD_ROWS : VKG_VK_XENT_FWD_STREAM;
+        pl->kernel =
+            plan_rows(lim, t, p, false, pl) ? VKG_VK_XENT_FWD_ROWS : VKG_VK_XENT_FWD_STREAM;
         if (pl->kernel == VKG_VK_XENT_FWD_STREAM) pl->wg = pl->sum_wg;
     }
     pl->shared_bytes = 3 * pl->wg * (uint32_t)sizeof(float);
@@ -247,7 +247,8 @@ static void problem_of(struct vkg_vk_encoder *enc, const struct vkg_tensor *node
 /* The plan's kernel over one workgroup per row, with the specialization
  * constants that kernel declares. */
 static enum vkg_status record_rows(struct vkg_vk_encoder *enc, const struct vkg_vk_xent_plan *pl,
-                                   const struct vkg_tensor *const *t, const struct vkg_xent_push *p) {
+                                   const struct vkg_tensor *const *t,
+                                   const struct vkg_xent_push *p) {
     static const struct {
         struct vkg_vk_kernel k;
         uint32_t n_spec;
@@ -269,8 +270,7 @@ static enum vkg_status record_rows(struct vkg_vk_encoder *enc, const struct vkg_
     const struct vkg_vk_kernel *k = &kernels[pl->kernel].k;
     uint32_t gx, gy;
     vkg_vk_grid(enc, pl->rows, &gx, &gy);
-    return vkg_vk_dispatch(enc, k, spec, kernels[pl->kernel].n_spec, t, k->n_buffers, p, gx, gy,
-                           1);
+    return vkg_vk_dispatch(enc, k, spec, kernels[pl->kernel].n_spec, t, k->n_buffers, p, gx, gy, 1);
 }
 
 static enum vkg_status xent_encode(struct vkg_vk_encoder *enc, const struct vkg_tensor *node) {
@@ -319,17 +319,22 @@ const struct vkg_vk_tune_key vkg_vk_xent_tune_keys[] = {
     VKG_VK_TUNE_ENUM(struct vkg_vk_xent_tuning, tail, tail_names,
                      "backward rows with a streamed tail: auto (rows past the registers), always "
                      "(every 16-byte row)"),
-    XENT_KEY(tail_wg, -1, 1024, "invocations of the streamed-tail kernel (-1: 512 for rows of "
+    XENT_KEY(tail_wg, -1, 1024,
+             "invocations of the streamed-tail kernel (-1: 512 for rows of "
              "whole 16-byte groups, else 1024)"),
     XENT_KEY(tail_cache, -1, XENT_ROWS_MAX_PER_INV / 4,
              "vec4s per invocation the streamed-tail kernel holds in registers (-1: 8)"),
-    XENT_KEY(tail_batch, -1, 8, "vec4s streamed per batch (-1: 4 for rows of whole 16-byte "
+    XENT_KEY(tail_batch, -1, 8,
+             "vec4s streamed per batch (-1: 4 for rows of whole 16-byte "
              "groups, else 2)"),
     {NULL, 0, 0, 0, NULL, NULL},
 };
 
 void vkg_vk_xent_tuning_defaults(struct vkg_vk_xent_tuning *t, const struct vkg_vk_limits *lim) {
     (void)lim;
-    *t = (struct vkg_vk_xent_tuning){
-        .rows = 1, .tail = VKG_VK_XENT_TAIL_AUTO, .tail_wg = -1, .tail_cache = -1, .tail_batch = -1};
+    *t = (struct vkg_vk_xent_tuning){.rows = 1,
+                                     .tail = VKG_VK_XENT_TAIL_AUTO,
+                                     .tail_wg = -1,
+                                     .tail_cache = -1,
+                                     .tail_batch = -1};
 }

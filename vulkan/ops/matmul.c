@@ -45,7 +45,7 @@
 
 /* One compiled tile shape (its GEMM_* defines in shaders/gemm/meson.build). */
 struct gemm_shape {
-    int tile;             /* enum vkg_vk_gemm_tile */
+    int tile; /* enum vkg_vk_gemm_tile */
     uint32_t bm, bn, bk, wg;
     uint32_t stages, pad; /* staging buffers, vec4s of padding per staged k-row */
     bool v4;              /* takes the 16-byte staging constants GEMM_A/B_VEC4 */
@@ -58,7 +58,6 @@ static const struct gemm_shape k_big[] = {
 };
 static const struct gemm_shape k_mid = {VKG_VK_GEMM_TILE_64X64, 64, 64, 16, 256, 2, 1, false};
 static const struct gemm_shape k_small = {VKG_VK_GEMM_TILE_32X32, 32, 32, 16, 64, 2, 1, false};
-
 
 /* ---- plan ---- */
 
@@ -112,8 +111,8 @@ static uint32_t plan_split(const struct vkg_vk_limits *lim, const struct vkg_vk_
  * kmin allows. */
 static const struct gemm_shape *plan_shape(const struct vkg_vk_limits *lim,
                                            const struct vkg_vk_gemm_tuning *t,
-                                           const struct vkg_vk_gemm_problem *p,
-                                           uint32_t *n_split, uint32_t *k_chunk) {
+                                           const struct vkg_vk_gemm_problem *p, uint32_t *n_split,
+                                           uint32_t *k_chunk) {
     const struct gemm_shape *cand[3];
     uint32_t kmin[3];
     int n = 0;
@@ -147,8 +146,8 @@ static bool transpose_ok(const struct vkg_vk_limits *lim, const struct vkg_vk_ge
                          uint32_t rows, uint32_t K, uint64_t n_batch) {
     const uint64_t bytes = (uint64_t)rows * K * n_batch * sizeof(float);
     return rows > 0 && K > 0 && o->s_k == 1 && o->s_row != 1 && o->off % 4 == 0 &&
-           o->s_row % 4 == 0 && o->s_2 % 4 == 0 && o->s_3 % 4 == 0 && rows % 4 == 0 &&
-           K % 4 == 0 && bytes <= lim->max_storage_buffer_range && bytes < (1ull << 32);
+           o->s_row % 4 == 0 && o->s_2 % 4 == 0 && o->s_3 % 4 == 0 && rows % 4 == 0 && K % 4 == 0 &&
+           bytes <= lim->max_storage_buffer_range && bytes < (1ull << 32);
 }
 
 /* Operand i (0: A, 1: B) copied transposed: the grid of the copy, its
@@ -159,8 +158,10 @@ static void plan_transpose(const struct vkg_vk_limits *lim, struct vkg_vk_gemm_p
     const uint32_t *max = lim->max_workgroup_count;
     pl->transpose[i] = true;
     pl->transpose_bytes[i] = (uint64_t)rows * K * n2 * n3 * sizeof(float);
-    pl->transpose_groups[i][0] = clamp_groups((rows + VKG_GEMM_TRANSPOSE_TR - 1) / VKG_GEMM_TRANSPOSE_TR, max[0]);
-    pl->transpose_groups[i][1] = clamp_groups((K + VKG_GEMM_TRANSPOSE_TK - 1) / VKG_GEMM_TRANSPOSE_TK, max[1]);
+    pl->transpose_groups[i][0] =
+        clamp_groups((rows + VKG_GEMM_TRANSPOSE_TR - 1) / VKG_GEMM_TRANSPOSE_TR, max[0]);
+    pl->transpose_groups[i][1] =
+        clamp_groups((K + VKG_GEMM_TRANSPOSE_TK - 1) / VKG_GEMM_TRANSPOSE_TK, max[1]);
     pl->transpose_groups[i][2] = clamp_groups((uint64_t)n2 * n3, max[2]);
     struct vkg_vk_gemm_operand *o = i == 0 ? &pl->gemm.a : &pl->gemm.b;
     *o = (struct vkg_vk_gemm_operand){
@@ -291,12 +292,25 @@ static enum vkg_status record_transpose(struct vkg_vk_encoder *enc,
 /* The push block of the tile kernel from the plan; D is set by the caller. */
 static struct vkg_gemm_push tile_push(const struct vkg_vk_gemm_plan *pl) {
     const struct vkg_vk_gemm_problem *g = &pl->gemm;
-    return (struct vkg_gemm_push){
-        .M = g->M, .N = g->N, .K = g->K, .n_b2 = g->n_b2, .n_b3 = g->n_b3, .r2 = g->r2,
-        .r3 = g->r3, .off_a = g->a.off, .off_b = g->b.off, .sa_i = g->a.s_row,
-        .sa_k = g->a.s_k, .sa_2 = g->a.s_2, .sa_3 = g->a.s_3, .sb_j = g->b.s_row,
-        .sb_k = g->b.s_k, .sb_2 = g->b.s_2, .sb_3 = g->b.s_3, .n_split = pl->n_split,
-        .k_chunk = pl->k_chunk};
+    return (struct vkg_gemm_push){.M = g->M,
+                                  .N = g->N,
+                                  .K = g->K,
+                                  .n_b2 = g->n_b2,
+                                  .n_b3 = g->n_b3,
+                                  .r2 = g->r2,
+                                  .r3 = g->r3,
+                                  .off_a = g->a.off,
+                                  .off_b = g->b.off,
+                                  .sa_i = g->a.s_row,
+                                  .sa_k = g->a.s_k,
+                                  .sa_2 = g->a.s_2,
+                                  .sa_3 = g->a.s_3,
+                                  .sb_j = g->b.s_row,
+                                  .sb_k = g->b.s_k,
+                                  .sb_2 = g->b.s_2,
+                                  .sb_3 = g->b.s_3,
+                                  .n_split = pl->n_split,
+                                  .k_chunk = pl->k_chunk};
 }
 
 /* The split pass's partial tiles in scratch [n_split][batch][N][M], then
@@ -394,7 +408,8 @@ const struct vkg_vk_tune_key vkg_vk_gemm_tune_keys[] = {
 void vkg_vk_gemm_tuning_defaults(struct vkg_vk_gemm_tuning *t, const struct vkg_vk_limits *lim) {
     const struct gemm_shape *b = &k_big[VKG_VK_GEMM_BIG_256X128];
     const bool fits = lim->max_shared_memory >= shape_shared(b) &&
-                      lim->max_workgroup_invocations >= b->wg && lim->max_workgroup_size[0] >= b->wg;
+                      lim->max_workgroup_invocations >= b->wg &&
+                      lim->max_workgroup_size[0] >= b->wg;
     *t = (struct vkg_vk_gemm_tuning){
         .big = fits ? VKG_VK_GEMM_BIG_256X128 : VKG_VK_GEMM_BIG_128X128,
         .mid = 1,

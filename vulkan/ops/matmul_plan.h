@@ -22,20 +22,19 @@ enum vkg_vk_gemm_transpose {
 
 /* Tuning knobs (tuning.h), VKGRAD_TUNING keys "gemm.<field>". */
 struct vkg_vk_gemm_tuning {
-    int big;       /* enum vkg_vk_gemm_big; one that does not fit falls back to 128x128 */
-    int mid;       /* 1: the 64x64 kernel may be chosen */
-    int small;     /* 1: the 32x32 kernel may be chosen */
-    int split;     /* 1: K may be split (a second pass adds the partial tiles) */
-    int tiles;     /* workgroups a kernel must give unsplit to be taken */
-    int fill;      /* ... or with K split */
-    int kmin_big;  /* shortest K chunk of a split, big kernel */
-    int kmin_mid;  /* ... 64x64 kernel */
+    int big;        /* enum vkg_vk_gemm_big; one that does not fit falls back to 128x128 */
+    int mid;        /* 1: the 64x64 kernel may be chosen */
+    int small;      /* 1: the 32x32 kernel may be chosen */
+    int split;      /* 1: K may be split (a second pass adds the partial tiles) */
+    int tiles;      /* workgroups a kernel must give unsplit to be taken */
+    int fill;       /* ... or with K split */
+    int kmin_big;   /* shortest K chunk of a split, big kernel */
+    int kmin_mid;   /* ... 64x64 kernel */
     int kmin_small; /* ... 32x32 kernel */
-    int transpose; /* enum vkg_vk_gemm_transpose */
+    int transpose;  /* enum vkg_vk_gemm_transpose */
 };
 extern const struct vkg_vk_tune_key vkg_vk_gemm_tune_keys[];
 void vkg_vk_gemm_tuning_defaults(struct vkg_vk_gemm_tuning *t, const struct vkg_vk_limits *lim);
-
 
 /* ---- plan ---- */
 
@@ -65,24 +64,23 @@ enum vkg_vk_gemm_tile {
  *   for each operand with transpose[i]: gemm_transpose.comp over
  *     transpose_groups[i], into transpose_bytes[i] of scratch;
  *   gemm_tile.comp at the plan's tile over groups, staging per vec4, on
- *     gemm (the problem with the copies in place of their operands, each at element 0 of its scratch);
- *   with n_split > 1, the tile kernel writes split_bytes of partial tiles to
- *     scratch and gemm_reduce.comp adds them, one invocation per element of
- *     D (reduce_elements). */
+ *     gemm (the problem with the copies in place of their operands, each at element 0 of its
+ * scratch); with n_split > 1, the tile kernel writes split_bytes of partial tiles to scratch and
+ * gemm_reduce.comp adds them, one invocation per element of D (reduce_elements). */
 struct vkg_vk_gemm_plan {
-    int tile;               /* enum vkg_vk_gemm_tile */
-    uint32_t bm, bn;        /* tile of D per workgroup */
-    uint32_t invocations;   /* per workgroup */
-    uint32_t shared_bytes;  /* shared memory per workgroup */
-    bool transpose[2];      /* A, B copied transposed first */
+    int tile;              /* enum vkg_vk_gemm_tile */
+    uint32_t bm, bn;       /* tile of D per workgroup */
+    uint32_t invocations;  /* per workgroup */
+    uint32_t shared_bytes; /* shared memory per workgroup */
+    bool transpose[2];     /* A, B copied transposed first */
     uint32_t transpose_groups[2][3];
     uint64_t transpose_bytes[2];
     struct vkg_vk_gemm_problem gemm;
-    bool vec4[2];           /* A, B staged with 16-byte loads (GEMM_A/B_VEC4) */
-    uint32_t n_split;       /* 1: K not split */
-    uint32_t k_chunk;       /* K per split (K when not split) */
+    bool vec4[2];     /* A, B staged with 16-byte loads (GEMM_A/B_VEC4) */
+    uint32_t n_split; /* 1: K not split */
+    uint32_t k_chunk; /* K per split (K when not split) */
     uint32_t groups[3];
-    uint64_t split_bytes;   /* scratch of the partial tiles (0: not split) */
+    uint64_t split_bytes; /* scratch of the partial tiles (0: not split) */
     uint64_t reduce_elements;
 };
 
