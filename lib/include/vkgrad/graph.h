@@ -2,7 +2,10 @@
  *
  * A graph is a topologically ordered list of nodes (tensors with an op) and
  * leaves (tensors without one), built from one or more outputs. The graph
- * does not own tensors (the context does) and is freed with vkg_graph_free.
+ * does not own tensors (the context does) and is freed with vkg_graph_free,
+ * before or after its context; it must not be built, reset or computed
+ * once its context is freed (its tensors are gone). A graph is used by one
+ * thread at a time, like its context.
  *
  * vkg_build_backward_expand appends, for every tensor flagged PARAM that the
  * loss depends on, the nodes computing dL/dparam, starting from a loss
