@@ -222,19 +222,54 @@ static enum vkg_status reduce_dispatch(struct vkg_vk_encoder *enc, const struct 
     return reduce_dispatch_wg(enc, src, dst, p, WG, false);
 }
 
-/* The largest power of two <= the device's workgroup limits and <= cap. */
-static uint32_t one_pass_wg(const struct vkg_vk_encoder *enc, uint32_t cap) {
-    const VkPhysicalDeviceLimits *l = &vkg_vk_encoder_device(enc)->props.limits;
-    uint32_t lim = l->maxComputeWorkGroupInvocations;
-    if (l->maxComputeWorkGroupSize[0] < lim) lim = l->maxComputeWorkGroupSize[0];
-    if (cap < lim) lim = cap;
+/* The largest power of two <= the device's workgroup limits and <= cap
+ * (at least WG). */
+static uint32_t one_pass_wg(const struct vkg_vk_limits *lim, uint32_t cap) {
+    uint32_t max = lim->max_workgroup_invocations;
+    if (lim->max_workgroup_size[0] < max) max = lim->max_workgroup_size[0];
+    if (cap < max) max = cap;
     uint32_t wg = WG;
-    while (wg * 2 <= lim)
+    while (wg * 2 <= max)
         wg *= 2;
     return wg;
 }
 
+/* Many outputs or short sums: one pass. A sum into one output of up to
+ * glue.sum_one_max elements: one workgroup, one dispatch (FLAT when the
+ * source is contiguous), cheaper than a second pass and its barrier. Else
+ * passes fixed by the shape: chunks of REDUCE_CHUNK to scratch, then chunks
+ * of those while there are more than REDUCE_CHUNK, then the last pass into
+ * the node. */
+void vkg_vk_glue_reduce_plan_make(uint64_t n_out, uint64_t n_rep, bool contiguous,
+                                  const struct vkg_vk_limits *lim,
+                                  const struct vkg_vk_glue_tuning *t,
+                                  struct vkg_vk_glue_reduce_plan *pl) {
+    *pl = (struct vkg_vk_glue_reduce_plan){.form = VKG_VK_GLUE_REDUCE_DIRECT, .wg = WG};
+    pl->n_passes = 1;
+    pl->pass[0].n_chunks = 1;
+    pl->pass[0].chunk = (uint32_t)n_rep;
+    if (n_rep <= REDUCE_CHUNK || n_out >= REDUCE_MANY_OUTPUTS) return;
+    if (n_out == 1 && n_rep <= (uint64_t)t->sum_one_max) {
+        pl->form = VKG_VK_GLUE_REDUCE_ONE_WORKGROUP;
+        pl->wg = one_pass_wg(lim, 1024);
+        pl->flat = contiguous;
+        return;
+    }
+    pl->form = VKG_VK_GLUE_REDUCE_CHUNKED;
+    uint64_t n = n_rep; /* terms per output of the pass being planned */
+    uint32_t next = (uint32_t)((n + REDUCE_CHUNK - 1) / REDUCE_CHUNK);
+    for (pl->n_passes = 0;;
+         next = next > REDUCE_CHUNK ? (next + REDUCE_CHUNK - 1) / REDUCE_CHUNK : 1) {
+        pl->pass[pl->n_passes].n_chunks = next;
+        pl->pass[pl->n_passes].chunk = (uint32_t)((n + next - 1) / next);
+        pl->scratch_bytes[pl->n_passes++] = next == 1 ? 0 : n_out * next * sizeof(float);
+        if (next == 1) return;
+        n = next;
+    }
+}
+
 static enum vkg_status encode_reduce(struct vkg_vk_encoder *enc, const struct vkg_tensor *node) {
+    const struct vkg_vk_device *dev = vkg_vk_encoder_device(enc);
     const struct vkg_tensor *a = node->src[0];
     struct vkg_glue_reduce_push p;
     memset(&p, 0, sizeof p);
@@ -246,46 +281,29 @@ static enum vkg_status encode_reduce(struct vkg_vk_encoder *enc, const struct vk
         p.d_ne[i] = small;
         p.r_ne[i] = (uint32_t)a->ne[i] / small;
     }
-    uint64_t n_out = count(p.d_ne), n_rep = count(p.r_ne);
-    if (n_rep <= REDUCE_CHUNK || n_out >= REDUCE_MANY_OUTPUTS) {
-        p.n_chunks = 1;
-        p.chunk = (uint32_t)n_rep;
-        return reduce_dispatch(enc, a, node, &p);
-    }
-    /* A sum into one output of up to glue.sum_one_max elements: one
-     * workgroup, one dispatch (reduce.comp FLAT when the source is
-     * contiguous), cheaper than a second pass and its barrier. */
-    if (n_out == 1 && n_rep <= (uint64_t)vkg_vk_encoder_device(enc)->tuning.glue.sum_one_max) {
-        p.n_chunks = 1;
-        p.chunk = (uint32_t)n_rep;
-        uint32_t wg = one_pass_wg(enc, 1024);
-        return reduce_dispatch_wg(enc, a, node, &p, wg, vkg_is_contiguous(a));
-    }
-    /* Passes fixed by the shape: chunks to scratch, then chunks of those
-     * chunks while there are more than REDUCE_CHUNK, then the last into node.
-     * Partials of output j are at j * n_chunks + c. */
-    uint32_t n_chunks = (uint32_t)((n_rep + REDUCE_CHUNK - 1) / REDUCE_CHUNK);
-    p.n_chunks = n_chunks;
-    p.chunk = (uint32_t)((n_rep + n_chunks - 1) / n_chunks);
-    const struct vkg_tensor *part = vkg_vk_scratch(enc, (size_t)n_out * n_chunks * sizeof(float));
-    if (!part) return VKG_STATUS_OUT_OF_MEMORY;
-    enum vkg_status st = reduce_dispatch(enc, a, part, &p);
-    while (st == VKG_STATUS_OK) {
+    const uint64_t n_out = count(p.d_ne);
+    struct vkg_vk_glue_reduce_plan pl;
+    vkg_vk_glue_reduce_plan_make(n_out, count(p.r_ne), vkg_is_contiguous(a), &dev->limits,
+                                 &dev->tuning.glue, &pl);
+    /* Partials of output j are at j * n_chunks + c. */
+    const struct vkg_tensor *src = a;
+    for (uint32_t i = 0;; i++) {
+        const uint32_t n_in = i == 0 ? 0 : pl.pass[i - 1].n_chunks;
+        if (i > 0)
+            p = (struct vkg_glue_reduce_push){.d_ne = {1, (uint32_t)n_out, 1, 1},
+                                              .r_ne = {n_in, 1, 1, 1},
+                                              .s_nb = {1, n_in, 0, 0}};
+        p.n_chunks = pl.pass[i].n_chunks;
+        p.chunk = pl.pass[i].chunk;
+        const bool last = i + 1 == pl.n_passes;
+        const struct vkg_tensor *dst = last ? node : vkg_vk_scratch(enc, pl.scratch_bytes[i]);
+        if (!dst) return VKG_STATUS_OUT_OF_MEMORY;
+        enum vkg_status st =
+            reduce_dispatch_wg(enc, src, dst, &p, i == 0 ? pl.wg : WG, i == 0 && pl.flat);
+        if (st != VKG_STATUS_OK || last) return st;
         vkg_vk_barrier(enc);
-        uint32_t next = n_chunks > REDUCE_CHUNK ? (n_chunks + REDUCE_CHUNK - 1) / REDUCE_CHUNK : 1;
-        struct vkg_glue_reduce_push q = {.d_ne = {1, (uint32_t)n_out, 1, 1},
-                                         .r_ne = {n_chunks, 1, 1, 1},
-                                         .s_nb = {1, n_chunks, 0, 0},
-                                         .n_chunks = next,
-                                         .chunk = (n_chunks + next - 1) / next};
-        if (next == 1) return reduce_dispatch(enc, part, node, &q);
-        const struct vkg_tensor *out = vkg_vk_scratch(enc, (size_t)n_out * next * sizeof(float));
-        if (!out) return VKG_STATUS_OUT_OF_MEMORY;
-        st = reduce_dispatch(enc, part, out, &q);
-        part = out;
-        n_chunks = next;
+        src = dst;
     }
-    return st;
 }
 
 static enum vkg_status glue_encode(struct vkg_vk_encoder *enc, const struct vkg_tensor *node) {
@@ -525,7 +543,8 @@ enum vkg_status vkg_vk_glue_encode_chain(struct vkg_vk_encoder *enc,
                                      .n_chunks = 1,
                                      .chunk = n_part};
     if (n_part <= REDUCE_CHUNK) return reduce_dispatch(enc, partials, sum, &q);
-    return reduce_dispatch_wg(enc, partials, sum, &q, one_pass_wg(enc, 1024), true);
+    return reduce_dispatch_wg(enc, partials, sum, &q,
+                              one_pass_wg(&vkg_vk_encoder_device(enc)->limits, 1024), true);
 }
 
 /* True when the view (ne, byte nb) may write one element twice: strides
