@@ -28,10 +28,12 @@
 #define XENT_SUBGROUP 1
 #include "common/ops_xent.glsl"
 
-layout(constant_id = VKG_XENT_SPEC_CACHE) const uint CACHE = 32; // logits (VEC4: vec4s) per invocation
-// 1: 16-byte loads and stores (the host checks alignment).
+// CACHE: logits (VEC4: vec4s) per invocation. VEC4: 1 = 16-byte loads and
+// stores (the host checks alignment). LB: labels (VEC4: vec4s) loaded per
+// batch when writing.
+layout(constant_id = VKG_XENT_SPEC_CACHE) const uint CACHE = 32;
 layout(constant_id = VKG_XENT_SPEC_VEC4) const uint VEC4 = 0;
-layout(constant_id = VKG_XENT_SPEC_LB) const uint LB = 8;     // labels (VEC4: vec4s) loaded per batch when writing
+layout(constant_id = VKG_XENT_SPEC_LB) const uint LB = 8;
 
 layout(std430, set = 0, binding = 0) readonly restrict buffer BufG { float g_data[]; };
 layout(std430, set = 0, binding = 1) readonly restrict buffer BufX { float x_data[]; };
