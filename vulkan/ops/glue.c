@@ -84,42 +84,47 @@ static enum vkg_status ew_dispatch(struct vkg_vk_encoder *enc, uint32_t op,
     return vkg_vk_dispatch(enc, &k_elementwise, &op, 1, t, 3, p, gx, gy, 1);
 }
 
+/* The elementwise code of an op (elementwise.comp's OP, a chain node's op),
+ * else VKG_GLUE_OP_NONE: the ops that may join a chain. */
+static uint32_t chain_code(int op) {
+    switch (op) {
+    case VKG_OP_ADD:
+        return VKG_GLUE_OP_ADD;
+    case VKG_OP_SUB:
+        return VKG_GLUE_OP_SUB;
+    case VKG_OP_MUL:
+        return VKG_GLUE_OP_MUL;
+    case VKG_OP_SCALE:
+        return VKG_GLUE_OP_SCALE;
+    case VKG_OP_NEG:
+        return VKG_GLUE_OP_NEG;
+    case VKG_OP_SQR:
+        return VKG_GLUE_OP_SQR;
+    case VKG_OP_CONT:
+    case VKG_OP_REPEAT:
+        return VKG_GLUE_OP_COPY;
+    default:
+        return VKG_GLUE_OP_NONE;
+    }
+}
+
+static bool chain_binary(uint32_t code) {
+    return code == VKG_GLUE_OP_ADD || code == VKG_GLUE_OP_SUB || code == VKG_GLUE_OP_MUL;
+}
+
 static enum vkg_status encode_elementwise(struct vkg_vk_encoder *enc,
                                           const struct vkg_tensor *node) {
     const struct vkg_tensor *a = node->src[0];
     const struct vkg_tensor *b = node->src[1];
+    const uint32_t op = chain_code(node->op);
     struct vkg_glue_elementwise_push p;
     memset(&p, 0, sizeof p);
     shape_of(node, p.ne);
     strides_of(node, p.d_nb);
     shape_of(a, p.s0_ne);
     strides_of(a, p.s0_nb);
-    uint32_t op;
-    switch (node->op) {
-    case VKG_OP_ADD:
-        op = VKG_GLUE_OP_ADD;
-        break;
-    case VKG_OP_SUB:
-        op = VKG_GLUE_OP_SUB;
-        break;
-    case VKG_OP_MUL:
-        op = VKG_GLUE_OP_MUL;
-        break;
-    case VKG_OP_SCALE:
-        op = VKG_GLUE_OP_SCALE;
-        memcpy(&p.value, &node->op_params[0], sizeof p.value);
-        break;
-    case VKG_OP_NEG:
-        op = VKG_GLUE_OP_NEG;
-        break;
-    case VKG_OP_SQR:
-        op = VKG_GLUE_OP_SQR;
-        break;
-    default:
-        op = VKG_GLUE_OP_COPY;
-        break; /* CONT, REPEAT */
-    }
-    if (op == VKG_GLUE_OP_ADD || op == VKG_GLUE_OP_SUB || op == VKG_GLUE_OP_MUL) {
+    if (op == VKG_GLUE_OP_SCALE) memcpy(&p.value, &node->op_params[0], sizeof p.value);
+    if (chain_binary(op)) {
         shape_of(b, p.s1_ne);
         strides_of(b, p.s1_nb);
     } else {
@@ -328,34 +333,6 @@ enum {
     MODE_CONTIG = (int)VKG_GLUE_MODE_CONTIG,
     MODE_ONE = (int)VKG_GLUE_MODE_ONE
 };
-
-/* The elementwise code of an op that may join a chain, else
- * VKG_GLUE_OP_NONE. */
-static uint32_t chain_code(int op) {
-    switch (op) {
-    case VKG_OP_ADD:
-        return VKG_GLUE_OP_ADD;
-    case VKG_OP_SUB:
-        return VKG_GLUE_OP_SUB;
-    case VKG_OP_MUL:
-        return VKG_GLUE_OP_MUL;
-    case VKG_OP_SCALE:
-        return VKG_GLUE_OP_SCALE;
-    case VKG_OP_NEG:
-        return VKG_GLUE_OP_NEG;
-    case VKG_OP_SQR:
-        return VKG_GLUE_OP_SQR;
-    case VKG_OP_CONT:
-    case VKG_OP_REPEAT:
-        return VKG_GLUE_OP_COPY;
-    default:
-        return VKG_GLUE_OP_NONE;
-    }
-}
-
-static bool chain_binary(uint32_t code) {
-    return code == VKG_GLUE_OP_ADD || code == VKG_GLUE_OP_SUB || code == VKG_GLUE_OP_MUL;
-}
 
 /* How chain node k reads operand t: the previous node's value (t is that
  * node's output, or a contiguous view of the same shape on its bytes: the
