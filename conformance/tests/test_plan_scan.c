@@ -144,7 +144,9 @@ static void expect_within_limits(const struct ctx *c, const struct vkg_vk_scan_p
                                  const struct vkg_vk_limits *lim) {
     const uint64_t shared = lim->max_shared_memory;
     switch (pl->path) {
-    case VKG_VK_SCAN_PATH_REFUSED: expect_refusal(c, pl, d, back, lim); return;
+    case VKG_VK_SCAN_PATH_REFUSED:
+        expect_refusal(c, pl, d, back, lim);
+        return;
     case VKG_VK_SCAN_PATH_FWD_LANES:
         expect_workgroup(c, "lanes.wg", pl->lanes.wg, lim);
         expect_le(c, "lanes shared bytes", pl->lanes.sh * 4ull, shared);
@@ -199,8 +201,8 @@ static void scan_plan__d_state_up_to_limit(void **state) {
     for (int m1 = 0; m1 < 2; m1++)
         for (int back = 0; back < 2; back++) {
             const int64_t top = max_d_state(&lim, back);
-            struct shape s = {m1 ? "mamba1_at_limit" : "mamba2_at_limit", top, m1 ? 1 : 2, 2, 1,
-                              3, 1, m1};
+            struct shape s = {
+                m1 ? "mamba1_at_limit" : "mamba2_at_limit", top, m1 ? 1 : 2, 2, 1, 3, 1, m1};
             struct vkg_scan_dims d = dims_of(&s);
             struct vkg_vk_scan_plan pl = plan_of(&d, back, &lim, &tu);
             const struct ctx c = {lim.profile, s.name, back ? "backward" : "forward"};
@@ -299,8 +301,8 @@ int main(void) {
         snprintf(names[0][p], sizeof names[0][p], "scan_plan__within_limits_on_%s", lim.profile);
         snprintf(names[1][p], sizeof names[1][p], "scan_plan__d_state_up_to_limit_on_%s",
                  lim.profile);
-        tests[n++] = (struct CMUnitTest){names[0][p], scan_plan__within_limits, NULL, NULL,
-                                         &profile_ids[p]};
+        tests[n++] =
+            (struct CMUnitTest){names[0][p], scan_plan__within_limits, NULL, NULL, &profile_ids[p]};
         tests[n++] = (struct CMUnitTest){names[1][p], scan_plan__d_state_up_to_limit, NULL, NULL,
                                          &profile_ids[p]};
     }

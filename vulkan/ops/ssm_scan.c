@@ -5,17 +5,17 @@
  * Design, figures and what was tried: ssm_scan.md.
  *
  * Paths (the plan, ssm_scan_plan.h, picks one; supports_op and recording
- * use the same plan):
- *   forward, lanes     ssm_scan_lanes.comp: a row's states in registers over
- *                      up to 32 invocations; d_state <= 512.
- *   forward, rows      ssm_scan.comp: a workgroup walks RB rows, their states
+ * use the same plan); kernels in shaders/ssm_scan/, layout in scan_layout.h:
+ *   forward, lanes     scan_fwd_lanes: a row's states in registers over up
+ *                      to 32 invocations; d_state <= 512.
+ *   forward, rows      scan_fwd_rows: a workgroup walks RB rows, their states
  *                      in shared memory; every d_state up to the limit.
  *   backward           first offered to the Mamba-2 matrix form and the
  *                      Mamba-1 channel path (ssm_scan_paths.h); else
- *     chunked          SCAN_CSUM, SCAN_CARRY, SCAN_CBACK (ssm_scan_back.comp):
+ *     chunked          scan_back_chunk_sums, _chunk_carry, _chunk_grads:
  *                      parallel over time, d_state <= 256 where it fits;
- *     rows             SCAN_MAIN: one workgroup walks the whole sequence.
- *   then SCAN_REDUCE adds the partials in a fixed order.
+ *     rows             scan_back_rows: a workgroup walks the whole sequence;
+ *   then scan_back_reduce adds the partials in a fixed order.
  *
  * Invariants:
  *   - Row-block shared memory: (7 + 2 d_state) RB + 2 d_state floats
@@ -39,48 +39,32 @@
 #include "ssm_scan_paths.h"
 #include "vk_impl.h"
 
-#include "vkg_vk_spv_ssm_scan.spv.h"
-#include "vkg_vk_spv_ssm_scan_back_carry.spv.h"
-#include "vkg_vk_spv_ssm_scan_back_cback.spv.h"
-#include "vkg_vk_spv_ssm_scan_back_csum.spv.h"
-#include "vkg_vk_spv_ssm_scan_back_main.spv.h"
-#include "vkg_vk_spv_ssm_scan_back_reduce.spv.h"
-#include "vkg_vk_spv_ssm_scan_lanes.spv.h"
+#include "ssm_scan/scan_layout.h"
+#include "vkg_vk_spv_scan_back_chunk_carry.spv.h"
+#include "vkg_vk_spv_scan_back_chunk_grads.spv.h"
+#include "vkg_vk_spv_scan_back_chunk_sums.spv.h"
+#include "vkg_vk_spv_scan_back_reduce.spv.h"
+#include "vkg_vk_spv_scan_back_rows.spv.h"
+#include "vkg_vk_spv_scan_fwd_lanes.spv.h"
+#include "vkg_vk_spv_scan_fwd_rows.spv.h"
 
-/* Mirrors the main push block of shaders/common/ops_ssm_scan.glsl. */
-struct vkg_scan_push {
-    uint32_t ds, hd, nh, ng, nt, nq;
-    uint32_t off_s, off_x, off_dt, off_A, off_B, off_C, off_ids, off_g, off_d, off_st, off_pt;
-    uint32_t s_p, s_h, s_slot;
-    uint32_t x_h, x_t, x_q;
-    uint32_t dt_t, dt_q;
-    uint32_t A_h;
-    uint32_t B_g, B_t, B_q, C_g, C_t, C_q;
-};
-_Static_assert(sizeof(struct vkg_scan_push) == 128, "ops_ssm_scan.glsl push block");
+_Static_assert(sizeof(struct vkg_vk_scan_push) == 128, "push constants: 128 bytes at most");
 
-/* Mirrors the SCAN_REDUCE push block of shaders/common/ops_ssm_scan.glsl. */
-struct vkg_scan_reduce_push {
-    uint32_t ds, hd, nh, ng, nt, nq, n_slots, off_dt;
-    uint32_t off_ids, off_d, off_pt, dt_t;
-    uint32_t dt_q, n_ck, pad1, pad2;
-};
-_Static_assert(sizeof(struct vkg_scan_reduce_push) == 64, "ops_ssm_scan.glsl reduce push block");
-
-static const struct vkg_vk_kernel k_scan =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan, 9, struct vkg_scan_push);
-static const struct vkg_vk_kernel k_scan_lanes =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_lanes, 9, struct vkg_scan_push);
-static const struct vkg_vk_kernel k_back_main =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_main, 11, struct vkg_scan_push);
-static const struct vkg_vk_kernel k_back_csum =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_csum, 11, struct vkg_scan_push);
-static const struct vkg_vk_kernel k_back_carry =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_carry, 11, struct vkg_scan_push);
-static const struct vkg_vk_kernel k_back_cback =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_cback, 11, struct vkg_scan_push);
+#define SCAN_KERNEL(name, n_buffers, push) VKG_VK_KERNEL(vkg_vk_spv_##name, n_buffers, push)
+static const struct vkg_vk_kernel k_fwd_lanes =
+    SCAN_KERNEL(scan_fwd_lanes, 9, struct vkg_vk_scan_push);
+static const struct vkg_vk_kernel k_fwd_rows =
+    SCAN_KERNEL(scan_fwd_rows, 9, struct vkg_vk_scan_push);
+static const struct vkg_vk_kernel k_chunk_sums =
+    SCAN_KERNEL(scan_back_chunk_sums, 11, struct vkg_vk_scan_push);
+static const struct vkg_vk_kernel k_chunk_carry =
+    SCAN_KERNEL(scan_back_chunk_carry, 11, struct vkg_vk_scan_push);
+static const struct vkg_vk_kernel k_chunk_grads =
+    SCAN_KERNEL(scan_back_chunk_grads, 11, struct vkg_vk_scan_push);
+static const struct vkg_vk_kernel k_back_rows =
+    SCAN_KERNEL(scan_back_rows, 11, struct vkg_vk_scan_push);
 static const struct vkg_vk_kernel k_back_reduce =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_reduce, 11, struct vkg_scan_reduce_push);
+    SCAN_KERNEL(scan_back_reduce, 11, struct vkg_vk_scan_reduce_push);
 
 /* ---- plan ------------------------------------------------------------------ */
 
@@ -97,14 +81,14 @@ enum {
     SCAN_LOOP_BUDGET_CPU = 32768,
     SCAN_LOOP_BUDGET_GPU = 1 << 22,
     SCAN_REDUCE_WG = 256,
-    /* chunked backward; KS and CKMAX are the shaders' */
-    SCAN_RS = 8,         /* rows per invocation from d_state 33 */
-    SCAN_RS_SMALL = 4,   /* rows per invocation up to d_state 32 */
-    SCAN_KS = 4,         /* tokens per staged sub-chunk */
-    SCAN_CKMAX = 32,     /* sub-chunks per chunk */
-    SCAN_C_DS_MAX = 256, /* d_state invocations along n, at most the workgroup */
+    /* chunked backward */
+    SCAN_RS = 8,       /* rows per invocation from d_state 33 */
+    SCAN_RS_SMALL = 4, /* rows per invocation up to d_state 32 */
+    SCAN_KS = VKG_SCAN_KS,
+    SCAN_CKMAX = VKG_SCAN_CKMAX,
+    SCAN_C_DS_MAX = 256,  /* d_state invocations along n, at most the workgroup */
     SCAN_C_WG_LONG = 512, /* workgroup for d_state >= 64 and >= 1024 tokens */
-    SCAN_C_GRID = 256,   /* chunks are halved until this many workgroups */
+    SCAN_C_GRID = 256,    /* chunks are halved until this many workgroups */
     /* lanes forward */
     SCAN_L_SPT_MAX = 16, /* states per invocation: d_state <= 32 * 16 */
     SCAN_L_WG = 256,     /* invocations per workgroup, at most */
@@ -195,7 +179,8 @@ static bool plan_rows(const struct vkg_scan_dims *d, bool back, const struct vkg
                       struct vkg_vk_scan_plan *pl) {
     struct vkg_vk_scan_rows_plan *r = &pl->rows;
     const char *op = back ? "ssm_scan_back" : "ssm_scan";
-    const uint64_t ds = (uint64_t)d->d_state, max_ds = rows_max_d_state(lim->max_shared_memory, back);
+    const uint64_t ds = (uint64_t)d->d_state,
+                   max_ds = rows_max_d_state(lim->max_shared_memory, back);
     const uint32_t lim_wg = max_workgroup(lim);
     r->wg = pow2_floor(lim_wg < SCAN_WG_MAX ? lim_wg : SCAN_WG_MAX);
     if (ds > max_ds) {
@@ -285,8 +270,8 @@ static bool plan_lanes(const struct vkg_scan_dims *d, const struct vkg_vk_limits
     const uint64_t per_chunk = 1 + (cdiv(rows, w) + 1) + (cdiv(ct * dsp, w) + 1) + (ct + 1) +
                                (uint64_t)ct * (spt + 1) + (cdiv(rows, w) + 1) * (nl + 2) +
                                6 * (ct + 2) + ct + 2 * (cdiv(rows, w) + cdiv(ct * dsp, w) + 2);
-    const uint64_t kc = window_len(loop_budget(lim), 2 * (spt + 1) + 4, per_chunk,
-                                   cdiv((uint64_t)d->n_tok, ct));
+    const uint64_t kc =
+        window_len(loop_budget(lim), 2 * (spt + 1) + 4, per_chunk, cdiv((uint64_t)d->n_tok, ct));
     const uint64_t kw = kc * ct;
     lp->kw = (uint32_t)(kw < (1u << 30) ? kw : (1u << 30));
     return true;
@@ -310,9 +295,8 @@ static bool chunk_layout(const struct vkg_scan_dims *d, const struct vkg_vk_limi
     const uint64_t ds = (uint64_t)d->d_state;
     const bool long_wide = ds >= 64 && d->n_tok >= 1024;
     const int wg_auto = long_wide ? SCAN_C_WG_LONG : SCAN_WG_MAX;
-    const uint32_t wgmax =
-        pow2_floor(clamp_u32(tu->back_workgroup >= 0 ? tu->back_workgroup : wg_auto, 1,
-                             max_workgroup(lim)));
+    const uint32_t wgmax = pow2_floor(
+        clamp_u32(tu->back_workgroup >= 0 ? tu->back_workgroup : wg_auto, 1, max_workgroup(lim)));
     const int rs_auto = ds <= 32 ? SCAN_RS_SMALL : SCAN_RS;
     const uint64_t rs = clamp_u32(tu->back_rows >= 0 ? tu->back_rows : rs_auto, 1, 16);
     if (ds > SCAN_C_DS_MAX || ds > wgmax) return false;
@@ -326,7 +310,8 @@ static bool chunk_layout(const struct vkg_scan_dims *d, const struct vkg_vk_limi
     uint64_t sh;
     for (;; ntr--) {
         const uint64_t rb = ntr * rs;
-        sh = 4ull * SCAN_KS * rb + 2ull * SCAN_KS * ds + 2 * (2ull * rb * rp + 2ull * ntr * ds) + rb;
+        sh =
+            4ull * SCAN_KS * rb + 2ull * SCAN_KS * ds + 2 * (2ull * rb * rp + 2ull * ntr * ds) + rb;
         if (sh * sizeof(float) <= lim->max_shared_memory) break;
         if (ntr == 1) return false;
     }
@@ -366,14 +351,14 @@ static bool plan_chunk(const struct vkg_scan_dims *d, const struct vkg_vk_limits
            cp->n_blk_all * cp->nc < (1ull << 32);
 }
 
-/* SCAN_REDUCE after either backward path: one invocation per output of d_s,
+/* scan_back_reduce after either backward path: one invocation per output of d_s,
  * d_dt, d_A, d_B, d_C, plus (Mamba-2) a workgroup per head for d_A. */
 static void plan_reduce(const struct vkg_scan_dims *d, bool chunked, struct vkg_vk_scan_plan *pl) {
     struct vkg_vk_scan_reduce_plan *rp = &pl->reduce;
     const uint64_t ds = (uint64_t)d->d_state, nh = (uint64_t)d->n_head;
     const uint64_t rows = nh * d->head_dim, tq = (uint64_t)d->n_tok * d->n_seqs;
-    const uint64_t total = ds * rows * d->n_slots + nh * tq + (d->mamba1 ? ds * nh : nh) +
-                           2ull * ds * d->n_group * tq;
+    const uint64_t total =
+        ds * rows * d->n_slots + nh * tq + (d->mamba1 ? ds * nh : nh) + 2ull * ds * d->n_group * tq;
     rp->wg = SCAN_REDUCE_WG <= pl->rows.wg ? SCAN_REDUCE_WG : pl->rows.wg;
     rp->rb = chunked ? pl->chunk.rb : pl->rows.rb;
     rp->n_ck = chunked ? (uint32_t)pl->chunk.nc : 1;
@@ -391,7 +376,8 @@ bool vkg_vk_scan_plan(const struct vkg_scan_dims *d, bool back, const struct vkg
             pl->path = VKG_VK_SCAN_PATH_FWD_LANES;
         else
             pl->path = VKG_VK_SCAN_PATH_FWD_ROWS;
-        const uint64_t n_wg = pl->path == VKG_VK_SCAN_PATH_FWD_LANES ? pl->lanes.n_wg : pl->rows.n_wg;
+        const uint64_t n_wg =
+            pl->path == VKG_VK_SCAN_PATH_FWD_LANES ? pl->lanes.n_wg : pl->rows.n_wg;
         pl->n_scratch = 1;
         pl->scratch_floats[0] = n_wg; /* the walk's cursor, a word per workgroup */
         return pl->path != VKG_VK_SCAN_PATH_REFUSED;
@@ -472,7 +458,7 @@ struct scan_rec {
     const struct vkg_vk_scan_plan *pl;
     const struct vkg_tensor *t[11];
     uint32_t n_t;
-    struct vkg_scan_push p;
+    struct vkg_vk_scan_push p;
 };
 
 /* Bind the plan's scratch buffers after the node's tensors. */
@@ -494,82 +480,92 @@ static enum vkg_status rec_dispatch(struct scan_rec *r, const struct vkg_vk_kern
 }
 
 /* Record a walk over n_units as windows of kw units, one dispatch each,
- * barriers between them: spec[7] (PHASE) is phase0 for the first window
- * and phase0 + 1 for the later ones, which take over from the cursor and
- * the carried values the previous one left (see the shaders). At least one
- * dispatch, even over no units. */
+ * barriers between them: PHASE is phase0 (VKG_SCAN_PHASE_FIRST or
+ * _BACK_FIRST) for the first window and phase0 + 1 (the matching _NEXT) for
+ * the later ones, which take over from the cursor and the carried values the
+ * previous one left (see the shaders). At least one dispatch, even over no
+ * units. */
 static enum vkg_status rec_windows(struct scan_rec *r, const struct vkg_vk_kernel *k,
-                                   uint32_t spec[8], uint32_t phase0, uint64_t n_wg,
-                                   uint64_t n_units, uint32_t kw) {
-    spec[5] = kw;
+                                   uint32_t spec[VKG_SCAN_SPEC_COUNT], uint32_t n_spec,
+                                   uint32_t phase0, uint64_t n_wg, uint64_t n_units, uint32_t kw) {
+    spec[VKG_SCAN_SPEC_KW] = kw;
     enum vkg_status st = VKG_STATUS_OK;
     uint64_t u = 0;
     do {
-        spec[7] = u == 0 ? phase0 : phase0 + 1;
+        spec[VKG_SCAN_SPEC_PHASE] = u == 0 ? phase0 : phase0 + 1;
         if (u > 0) vkg_vk_barrier(r->enc);
-        st = rec_dispatch(r, k, spec, 8, n_wg);
+        st = rec_dispatch(r, k, spec, n_spec, n_wg);
         u += kw;
     } while (u < n_units && st == VKG_STATUS_OK);
     return st;
 }
 
+/* The constants every kernel has. */
+#define SCAN_SPEC_COMMON(wg, sh, rb, ct, m1)                                                       \
+    [VKG_SCAN_SPEC_WG] = (wg), [VKG_SCAN_SPEC_SHARED] = (sh), [VKG_SCAN_SPEC_RB] = (rb),           \
+    [VKG_SCAN_SPEC_CT] = (ct), [VKG_SCAN_SPEC_MAMBA1] = (m1)
+
 static enum vkg_status rec_fwd_lanes(struct scan_rec *r) {
     const struct vkg_vk_scan_lanes_plan *lp = &r->pl->lanes;
-    uint32_t spec[8] = {lp->wg, lp->sh, lp->rb, lp->ct, r->d->mamba1, 0, lp->nl, lp->spt};
-    enum vkg_status st = VKG_STATUS_OK;
-    for (uint64_t u = 0; (u == 0 || u < (uint64_t)r->d->n_tok) && st == VKG_STATUS_OK;
-         u += lp->kw) {
-        spec[5] = lp->kw * 2 + (u == 0 ? 0u : 1u); /* KW * 2 + PHASE */
-        if (u > 0) vkg_vk_barrier(r->enc);
-        st = rec_dispatch(r, &k_scan_lanes, spec, 8, lp->n_wg);
-    }
-    return st;
+    uint32_t spec[VKG_SCAN_SPEC_COUNT] = {
+        SCAN_SPEC_COMMON(lp->wg, lp->sh, lp->rb, lp->ct, r->d->mamba1), [VKG_SCAN_SPEC_SPT] =
+                                                                            lp->spt};
+    return rec_windows(r, &k_fwd_lanes, spec, 8, VKG_SCAN_PHASE_FIRST, lp->n_wg,
+                       (uint64_t)r->d->n_tok, lp->kw);
 }
 
 static enum vkg_status rec_fwd_rows(struct scan_rec *r) {
     const struct vkg_vk_scan_rows_plan *rp = &r->pl->rows;
-    uint32_t spec[8] = {rp->wg, rp->sh, rp->rb, rp->ct, r->d->mamba1, 0, 1, 0};
-    return rec_windows(r, &k_scan, spec, 0, rp->n_wg, (uint64_t)r->d->n_tok, rp->kw_tokens);
+    uint32_t spec[VKG_SCAN_SPEC_COUNT] = {
+        SCAN_SPEC_COMMON(rp->wg, rp->sh, rp->rb, rp->ct, r->d->mamba1)};
+    return rec_windows(r, &k_fwd_rows, spec, 7, VKG_SCAN_PHASE_FIRST, rp->n_wg,
+                       (uint64_t)r->d->n_tok, rp->kw_tokens);
 }
 
-/* SCAN_CSUM, SCAN_CARRY, SCAN_CBACK. */
+/* The chunk sums, the carry over chunks, the chunks' gradients. */
 static enum vkg_status rec_back_chunked(struct scan_rec *r) {
     const struct vkg_vk_scan_chunk_plan *cp = &r->pl->chunk;
     const uint32_t m1 = r->d->mamba1;
-    const uint32_t cspec[8] = {cp->wg, cp->sh, cp->rb, cp->ct, m1, cp->ntn, cp->sgr, cp->rs};
-    const uint32_t kspec[6] = {r->pl->rows.wg, 1, cp->rb, cp->ct, m1, cp->ntn};
-    enum vkg_status st = rec_dispatch(r, &k_back_csum, cspec, 8, cp->n_blk_all * cp->nc);
+    const uint32_t spec[VKG_SCAN_SPEC_COUNT] = {
+        SCAN_SPEC_COMMON(cp->wg, cp->sh, cp->rb, cp->ct, m1), [VKG_SCAN_SPEC_NTN] = cp->ntn,
+        [VKG_SCAN_SPEC_SGR] = cp->sgr, [VKG_SCAN_SPEC_RS] = cp->rs};
+    const uint32_t carry[VKG_SCAN_SPEC_COUNT] = {
+        SCAN_SPEC_COMMON(r->pl->rows.wg, 1, cp->rb, cp->ct, m1)};
+    enum vkg_status st = rec_dispatch(r, &k_chunk_sums, spec, 8, cp->n_blk_all * cp->nc);
     if (st != VKG_STATUS_OK) return st;
     vkg_vk_barrier(r->enc);
-    st = rec_dispatch(r, &k_back_carry, kspec, 6, cp->n_carry_wg);
+    st = rec_dispatch(r, &k_chunk_carry, carry, 5, cp->n_carry_wg);
     if (st != VKG_STATUS_OK) return st;
     vkg_vk_barrier(r->enc);
-    return rec_dispatch(r, &k_back_cback, cspec, 8, cp->n_blk_all * cp->nc);
+    return rec_dispatch(r, &k_chunk_grads, spec, 8, cp->n_blk_all * cp->nc);
 }
 
-/* SCAN_MAIN's two walks, in windows of kw chunks (PHASE 0/1 forward
- * first/later, 2/3 backward first/later). */
+/* The row-block backward's two walks, in windows of chunks. */
 static enum vkg_status rec_back_rows(struct scan_rec *r) {
     const struct vkg_vk_scan_rows_plan *rp = &r->pl->rows;
     const uint64_t n_chunks = cdiv((uint64_t)r->d->n_tok, rp->ct);
-    uint32_t spec[8] = {rp->wg, rp->sh, rp->rb, rp->ct, r->d->mamba1, 0, 1, 0};
-    enum vkg_status st = rec_windows(r, &k_back_main, spec, 0, rp->n_wg, n_chunks, rp->kw_fwd);
+    uint32_t spec[VKG_SCAN_SPEC_COUNT] = {
+        SCAN_SPEC_COMMON(rp->wg, rp->sh, rp->rb, rp->ct, r->d->mamba1)};
+    enum vkg_status st =
+        rec_windows(r, &k_back_rows, spec, 7, VKG_SCAN_PHASE_FIRST, rp->n_wg, n_chunks, rp->kw_fwd);
     vkg_vk_barrier(r->enc);
     if (st != VKG_STATUS_OK) return st;
-    return rec_windows(r, &k_back_main, spec, 2, rp->n_wg, n_chunks, rp->kw_back);
+    return rec_windows(r, &k_back_rows, spec, 7, VKG_SCAN_PHASE_BACK_FIRST, rp->n_wg, n_chunks,
+                       rp->kw_back);
 }
 
 static enum vkg_status rec_reduce(struct scan_rec *r) {
     const struct vkg_vk_scan_reduce_plan *rp = &r->pl->reduce;
-    const struct vkg_scan_push *p = &r->p;
-    struct vkg_scan_reduce_push q = {0};
+    const struct vkg_vk_scan_push *p = &r->p;
+    struct vkg_vk_scan_reduce_push q = {0};
     q.ds = p->ds, q.hd = p->hd, q.nh = p->nh, q.ng = p->ng, q.nt = p->nt, q.nq = p->nq;
     q.n_slots = (uint32_t)r->d->n_slots;
     q.off_dt = p->off_dt, q.off_ids = p->off_ids, q.off_pt = p->off_pt;
     q.off_d = vkg_vk_elem_offset(r->enc, r->t[8]);
     q.dt_t = p->dt_t, q.dt_q = p->dt_q;
     q.n_ck = rp->n_ck;
-    const uint32_t spec[5] = {rp->wg, 1, rp->rb, r->pl->rows.ct, r->d->mamba1};
+    const uint32_t spec[VKG_SCAN_SPEC_COUNT] = {
+        SCAN_SPEC_COMMON(rp->wg, 1, rp->rb, r->pl->rows.ct, r->d->mamba1)};
     uint32_t gx, gy;
     vkg_vk_grid(r->enc, rp->n_wg, &gx, &gy);
     return vkg_vk_dispatch(r->enc, &k_back_reduce, spec, 5, r->t, r->n_t, &q, gx, gy, 1);
@@ -579,7 +575,7 @@ static enum vkg_status rec_reduce(struct scan_rec *r) {
  * g (backward), the node, and the scratch buffers. */
 static enum vkg_status rec_begin(struct scan_rec *r, const struct vkg_tensor *node) {
     const bool back = node->op == VKG_OP_SSM_SCAN_BACK;
-    struct vkg_scan_push *p = &r->p;
+    struct vkg_vk_scan_push *p = &r->p;
     memset(p, 0, sizeof *p);
     p->ds = (uint32_t)r->d->d_state, p->hd = (uint32_t)r->d->head_dim;
     p->nh = (uint32_t)r->d->n_head, p->ng = (uint32_t)r->d->n_group;
@@ -624,11 +620,18 @@ static enum vkg_status scan_encode(struct vkg_vk_encoder *enc, const struct vkg_
     st = rec_begin(&r, node);
     if (st != VKG_STATUS_OK) return st;
     switch (pl.path) {
-    case VKG_VK_SCAN_PATH_FWD_LANES: return rec_fwd_lanes(&r);
-    case VKG_VK_SCAN_PATH_FWD_ROWS: return rec_fwd_rows(&r);
-    case VKG_VK_SCAN_PATH_BACK_CHUNKED: st = rec_back_chunked(&r); break;
-    case VKG_VK_SCAN_PATH_BACK_ROWS: st = rec_back_rows(&r); break;
-    case VKG_VK_SCAN_PATH_REFUSED: return VKG_STATUS_BACKEND_ERROR;
+    case VKG_VK_SCAN_PATH_FWD_LANES:
+        return rec_fwd_lanes(&r);
+    case VKG_VK_SCAN_PATH_FWD_ROWS:
+        return rec_fwd_rows(&r);
+    case VKG_VK_SCAN_PATH_BACK_CHUNKED:
+        st = rec_back_chunked(&r);
+        break;
+    case VKG_VK_SCAN_PATH_BACK_ROWS:
+        st = rec_back_rows(&r);
+        break;
+    case VKG_VK_SCAN_PATH_REFUSED:
+        return VKG_STATUS_BACKEND_ERROR;
     }
     if (st != VKG_STATUS_OK) return st;
     vkg_vk_barrier(enc);
@@ -643,7 +646,8 @@ const struct vkg_vk_op_family vkg_vk_family_ssm_scan = {
 };
 
 /* ---- tuning ---------------------------------------------------------------- */
-#define SCAN_KEY_INT(field, lo, hi, doc) VKG_VK_TUNE_INT(struct vkg_vk_scan_tuning, field, lo, hi, doc)
+#define SCAN_KEY_INT(field, lo, hi, doc)                                                           \
+    VKG_VK_TUNE_INT(struct vkg_vk_scan_tuning, field, lo, hi, doc)
 #define SCAN_KEY_ENUM(field, names, doc)                                                           \
     VKG_VK_TUNE_ENUM(struct vkg_vk_scan_tuning, field, names, doc)
 static const char *const fwd_path_names[] = {"lanes", "rows", NULL};

@@ -37,11 +37,11 @@ void vkg_vk_scan_tuning_defaults(struct vkg_vk_scan_tuning *t, const struct vkg_
 /* ---- plan ------------------------------------------------------------------ */
 
 enum vkg_vk_scan_path {
-    VKG_VK_SCAN_PATH_REFUSED,       /* the device cannot run the node: see reason */
-    VKG_VK_SCAN_PATH_FWD_LANES,     /* forward, states in registers */
-    VKG_VK_SCAN_PATH_FWD_ROWS,      /* forward, row-block walk */
-    VKG_VK_SCAN_PATH_BACK_CHUNKED,  /* backward, chunked recurrence, then the reduce */
-    VKG_VK_SCAN_PATH_BACK_ROWS,     /* backward, row-block walk, then the reduce */
+    VKG_VK_SCAN_PATH_REFUSED,      /* the device cannot run the node: see reason */
+    VKG_VK_SCAN_PATH_FWD_LANES,    /* forward, states in registers */
+    VKG_VK_SCAN_PATH_FWD_ROWS,     /* forward, row-block walk */
+    VKG_VK_SCAN_PATH_BACK_CHUNKED, /* backward, chunked recurrence, then the reduce */
+    VKG_VK_SCAN_PATH_BACK_ROWS,    /* backward, row-block walk, then the reduce */
 };
 
 /* The row-block walks: a workgroup owns rb rows (head, channel) of one group

@@ -1,30 +1,30 @@
 #version 450
-// SSM_SCAN forward, both forms (SPEC §3): y[p,h,t,q] = sum_n s_t[n,p] C[n,g,t,q]
-// then the final states. Layout and work split: common/ops_ssm_scan.glsl.
-// The row-block forward, for d_state past what ssm_scan_lanes.comp keeps in
-// registers (ops/ssm_scan.c picks).
+// scan_fwd_rows — SSM_SCAN forward, both forms (SPEC §3 SSM_SCAN), as a
+// row-block walk: y[p,h,t,q] = sum_n s_t[n,p,h] C[n,g,t,q], then the final
+// states. For d_state past what scan_fwd_lanes keeps in registers (the plan
+// in ops/ssm_scan.c picks); work split: scan_common.glsl.
+//
 // Per token: stage inputs, update the workgroup's RB*d_state states in
 // shared memory (one invocation per element), then one invocation per row
-// sums its d_state products in order n = 0..d_state-1 (deterministic;
-// error gamma(d_state) * sum |s*C| on top of the recurrence's own).
+// sums its d_state products in order n = 0..d_state-1 (deterministic; error
+// gamma(d_state) * sum |s*C| on top of the recurrence's own).
 //
-// Windows, as in the backward's row-block walk (ops/ssm_scan.c sizes them):
-// the host records the walk as dispatches of KW tokens each, so that no
+// Windows: the host records the walk as dispatches of KW tokens each, so no
 // invocation loops more than a bounded count (llvmpipe silently ends every
-// loop of a shader past 65535 iterations in total, which left the tail of
-// long sequences unwritten). PHASE 0: the first window, from s[ids[q]];
-// PHASE 1: a later one. Between windows the states are carried in the final
-// states output (each element read back by the invocation that wrote it;
-// the input s is never written, so slots shared by sequences stay intact),
-// and the next window's first token in the workgroup's scratch word.
+// loop of a shader past 65535 iterations in all). PHASE FIRST starts from
+// s[ids[q]]; PHASE NEXT takes the states from the final-states output (each
+// element read back by the invocation that wrote it; the input s is never
+// written, so slots shared by sequences stay intact) and the next window's
+// first token from the workgroup's scratch word.
 #extension GL_GOOGLE_include_directive : require
-#include "common/ops_ssm_scan.glsl"
+#include "ssm_scan/scan_common.glsl"
 
 layout(std430, set = 0, binding = 7) buffer BufD { float d_data[]; };
 layout(std430, set = 0, binding = 8) buffer BufSt { uint st_data[]; }; // [workgroup]
 
-layout(constant_id = 5) const uint KW = 1;
-layout(constant_id = 7) const uint PHASE = 0;
+layout(constant_id = VKG_SCAN_SPEC_KW) const uint KW = 1;
+layout(constant_id = VKG_SCAN_SPEC_PHASE) const uint PHASE = VKG_SCAN_PHASE_FIRST;
+const bool FIRST = PHASE == VKG_SCAN_PHASE_FIRST;
 
 void main() {
     ScanWg wg;
@@ -36,10 +36,10 @@ void main() {
     // Final states [d_state, head_dim, n_head, n_seqs] after y.
     const uint base = p.off_d + n_rows_all * p.nt * p.nq + (wg.q * n_rows_all + wg.row0) * p.ds;
     // Read before the barriers below; written by one invocation after them.
-    const uint t0 = PHASE == 0 ? 0u : st_data[p.off_st + wg.w];
+    const uint t0 = FIRST ? 0u : st_data[p.off_st + wg.w];
     const uint t1 = p.nt - t0 > KW ? t0 + KW : p.nt;
     for (uint e = lid; e < ne; e += WG)
-        sh[SH_E(0) + e] = PHASE == 0 ? scan_initial(wg, e / p.ds, e % p.ds) : d_data[base + e];
+        sh[SH_E(0) + e] = FIRST ? scan_initial(wg, e / p.ds, e % p.ds) : d_data[base + e];
 
     for (uint t = t0; t < t1; t++) {
         barrier();

@@ -1,10 +1,10 @@
 #version 450
-// SSM_SCAN forward, both forms (SPEC §3), with the states in registers:
-// NL invocations per row (lanes along d_state; invocation (r, l) owns the
-// states n = l, l + NL, ... of row r, SPT of them), RB = WG / NL rows of one
-// group of one sequence per workgroup (layout of rows and groups:
-// common/ops_ssm_scan.glsl). The recurrence of an element is a serial chain
-// of FMAs in one invocation; nothing else waits on it per token.
+// scan_fwd_lanes — SSM_SCAN forward, both forms (SPEC §3 SSM_SCAN), with the
+// states in registers: NL = WG / RB invocations per row (lanes along
+// d_state; invocation (r, l) owns the states n = l, l + NL, ... of row r,
+// SPT of them), RB rows of one group of one sequence per workgroup (rows and
+// groups: scan_common.glsl). An element's recurrence is a serial chain of
+// FMAs in one invocation; nothing else waits on it per token.
 //
 // Time is walked in chunks of CT tokens, three barriers per chunk (not per
 // token): stage the chunk's per-row inputs (x dt', dt', a) and per-state B,
@@ -15,27 +15,24 @@
 // Deterministic; y's error is gamma(d_state) * sum |s C| as for any order of
 // the d_state products.
 //
-// Windows (as ssm_scan.comp, sized by ops/ssm_scan.c): the host records the
-// walk as dispatches of KW tokens (a multiple of CT) so no invocation loops
-// past llvmpipe's silent 65535-iteration limit. PHASE 0 starts from
-// s[ids[q]]; PHASE 1 takes the states from the final-states output (written
-// by the same invocation in the previous window) and the first token from
-// the workgroup's scratch word.
-//
-// Specialization constants: 0 WG, 1 SH, 2 RB, 3 CT, 4 MAMBA1 (as the common
-// file), 5 KW * 2 + PHASE, 6 NL, 7 SPT.
+// Windows (as scan_fwd_rows): the host records the walk as dispatches of KW
+// tokens (a multiple of CT) so no invocation loops past llvmpipe's silent
+// 65535-iteration limit. PHASE FIRST starts from s[ids[q]]; PHASE NEXT takes
+// the states from the final-states output (written by the same invocation
+// in the previous window) and the first token from the workgroup's scratch
+// word.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : enable
-#include "common/ops_ssm_scan.glsl"
+#include "ssm_scan/scan_common.glsl"
 
 layout(std430, set = 0, binding = 7) buffer BufD { float d_data[]; };
 layout(std430, set = 0, binding = 8) buffer BufSt { uint st_data[]; }; // [workgroup]
 
-layout(constant_id = 5) const uint KWP = 2;
-layout(constant_id = 6) const uint NL = 32;
-layout(constant_id = 7) const uint SPT = 4;
-const uint KW = KWP >> 1;
-const uint PHASE = KWP & 1u;
+layout(constant_id = VKG_SCAN_SPEC_KW) const uint KW = 1;
+layout(constant_id = VKG_SCAN_SPEC_PHASE) const uint PHASE = VKG_SCAN_PHASE_FIRST;
+layout(constant_id = VKG_SCAN_SPEC_SPT) const uint SPT = 4;
+const uint NL = gl_WorkGroupSize.x / RB;
+const bool FIRST = PHASE == VKG_SCAN_PHASE_FIRST;
 
 // Shared layout (floats): [CT][RB] x dt', dt', a; [CT][DSP] B, C (zeros past
 // d_state); [CT][RB][NL + 1] lane partials of y (odd pitch: the summing
@@ -115,7 +112,7 @@ void main() {
     // Final states [d_state, head_dim, n_head, n_seqs] after y.
     const uint base = p.off_d + rows_all * p.nt * p.nq + (wg.q * rows_all + row) * p.ds;
     // Read before the barriers below; written by one invocation after them.
-    const uint t0 = PHASE == 0 ? 0u : st_data[p.off_st + wg.w];
+    const uint t0 = FIRST ? 0u : st_data[p.off_st + wg.w];
     const uint t1 = p.nt - t0 > KW ? t0 + KW : p.nt;
 
     float s[SPT], Ae[SPT];
@@ -124,7 +121,7 @@ void main() {
         s[i] = 0.0;
         Ae[i] = 0.0;
         if (live && n < p.ds) {
-            s[i] = PHASE == 0 ? scan_initial(wg, r, n) : d_data[base + n];
+            s[i] = FIRST ? scan_initial(wg, r, n) : d_data[base + n];
             if (MAMBA1 != 0)
                 Ae[i] = A_data[p.off_A + n + row * p.A_h];
         }
