@@ -6,7 +6,8 @@
  * in turn. A path returns false when it does not take the node (another form,
  * a shape it does not fit, a device it was not measured on) and records
  * nothing; when it returns true it has recorded the whole op and set *st.
- * The chunked recurrence of ops/ssm_scan.c runs when none takes it.
+ * The chunked recurrence of ops/ssm_scan.c runs when none takes it; the
+ * tuning keys scan.ssd_path and scan.chan_path (off) withhold the offers.
  */
 #ifndef VKGRAD_VK_SSM_SCAN_PATHS_H
 #define VKGRAD_VK_SSM_SCAN_PATHS_H
