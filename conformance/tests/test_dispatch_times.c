@@ -163,7 +163,7 @@ static void timing__scan_nodes_split_into_their_dispatches(void **state) {
         snprintf(what, sizeof what, "Vulkan%d mamba1", i);
         if (r.computes != 1)
             fail_msg("case %s: %d profiled computes, expected 1", what, r.computes);
-        check_scan_dispatches(what, &r.last, t.node_ms * 1e3, "chan_back", "reduce");
+        check_scan_dispatches(what, &r.last, t.node_ms * 1e3, "walk_back", "reduce_partials");
         /* Mamba-2 over several chunks. */
         r.computes = 0;
         t = time_shape(&r, vkg_perf_scan2(32, 16, 4, 1, 256, 1), 1);
