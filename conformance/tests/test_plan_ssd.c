@@ -97,8 +97,6 @@ static const char *plan_fault(const struct vkg_vk_limits *lim, const struct vkg_
     if (!pl->terms && pl->head_splits) return "head splits without terms";
     if (pl->main_kernel == VKG_VK_SSD_MAIN_WIDE && (pl->q != 64 || !pl->kmat || pl->roles))
         return "the wide kernel out of its conditions";
-    if ((pl->wmap || pl->k2 || pl->tri || pl->kea) && pl->main_kernel != VKG_VK_SSD_MAIN_WIDE)
-        return "wide kernel flags without it";
     if (pl->gk && (!pl->terms || pl->main_kernel == VKG_VK_SSD_MAIN_ROWS)) return "GK without XS";
     if (pl->chain && pl->nc < 2) return "CHAIN on one chunk";
     return NULL;

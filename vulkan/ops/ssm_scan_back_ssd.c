@@ -5,16 +5,17 @@
  * scalar per token: with L the chunk's cumulative log decay and
  * M[t,u] = exp(L_t - L_u) (u <= t), every term of the gradient is a small
  * matrix product; only the walk over chunks is serial (n_tok / Q steps).
- * Kernels (shaders/ssm_scan_ssd/), a barrier between dependent ones:
- *   SSD_KMAT   K = C B^T per (sequence, group, chunk), when K is per group;
- *   SSD_SUM    chunk summaries S, R (N x P); with CHAIN also the walk;
- *   SSD_CARRY  the walk: the state entering, the adjoint leaving each chunk;
- *   SSD_XC     (cross-head terms) state terms summed over a group's heads;
- *   SSD_MAIN   per chunk (split: per chunk and n / p tile) d_x, d_dt and
- *              the per-head d_B / d_C and d_A partials;
- *   SSD_WSUM, SSD_XSUM (cross-head sums) W = sum of M o Sg over a group's
- *              heads, then W B and W^T C once per group;
- *   SSD_REDUCE d_s, d_A, d_B, d_C from the partials, in a fixed order.
+ * Kernels (shaders/ssm_scan_ssd/, one per file; ssd_layout.h holds the push
+ * block and specialization ids both sides use), a barrier between dependent ones:
+ *   SSD_KMAT   ssd_chunk_cb: K = C B^T per (sequence, group, chunk);
+ *   SSD_SUM    ssd_chunk_summaries: S, R (N x P); its _chain build also walks;
+ *   SSD_CARRY  ssd_chunk_carry: the state entering, the adjoint leaving each chunk;
+ *   SSD_XC     ssd_cross_state_terms: state terms summed over a group's heads;
+ *   SSD_MAIN   ssd_chunk_grads (rows / vec4 / wide builds): d_x, d_dt and the
+ *              per-head d_B / d_C and d_A partials of a chunk (split: of a tile);
+ *   SSD_WSUM, SSD_XSUM  ssd_cross_w_sum, ssd_cross_w_products: W = sum of
+ *              M o Sg over a group's heads, then W B and W^T C once per group;
+ *   SSD_REDUCE ssd_reduce: d_s, d_A, d_B, d_C from the partials, in order.
  *
  * Invariants: no atomic adds a value, every sum has a fixed order, so the
  * op is deterministic (CHAIN's counters only order workgroups). Both
@@ -36,63 +37,46 @@
 
 #include "ssm_scan_paths.h"
 
-#include "vkg_vk_spv_ssm_scan_back_ssd_carry.spv.h"
-#include "vkg_vk_spv_ssm_scan_back_ssd_kmat.spv.h"
-#include "vkg_vk_spv_ssm_scan_back_ssd_main.spv.h"
-#include "vkg_vk_spv_ssm_scan_back_ssd_main4.spv.h"
-#include "vkg_vk_spv_ssm_scan_back_ssd_main4w.spv.h"
-#include "vkg_vk_spv_ssm_scan_back_ssd_reduce.spv.h"
-#include "vkg_vk_spv_ssm_scan_back_ssd_sum.spv.h"
-#include "vkg_vk_spv_ssm_scan_back_ssd_sumc.spv.h"
-#include "vkg_vk_spv_ssm_scan_back_ssd_wsum.spv.h"
-#include "vkg_vk_spv_ssm_scan_back_ssd_xc.spv.h"
-#include "vkg_vk_spv_ssm_scan_back_ssd_xsum.spv.h"
+#include "ssm_scan_ssd/ssd_layout.h"
+#include "vkg_vk_spv_ssd_chunk_carry.spv.h"
+#include "vkg_vk_spv_ssd_chunk_cb.spv.h"
+#include "vkg_vk_spv_ssd_chunk_grads_rows.spv.h"
+#include "vkg_vk_spv_ssd_chunk_grads_vec4.spv.h"
+#include "vkg_vk_spv_ssd_chunk_grads_wide.spv.h"
+#include "vkg_vk_spv_ssd_chunk_summaries.spv.h"
+#include "vkg_vk_spv_ssd_chunk_summaries_chain.spv.h"
+#include "vkg_vk_spv_ssd_cross_state_terms.spv.h"
+#include "vkg_vk_spv_ssd_cross_w_products.spv.h"
+#include "vkg_vk_spv_ssd_cross_w_sum.spv.h"
+#include "vkg_vk_spv_ssd_reduce.spv.h"
 
-/* Mirrors the push block of shaders/common/ops_ssm_scan_ssd.glsl. */
+/* The push block of ssd_layout.h. */
 struct ssd_push {
-    uint32_t ds, hd, nh, ng, nt, nq, n_slots, nc;
-    uint32_t off_s, off_x, off_dt, off_A, off_B, off_C, off_ids, off_g, off_d;
-    uint32_t s_p, s_h, s_slot;
-    uint32_t x_h, x_t, x_q;
-    uint32_t dt_t, dt_q;
-    uint32_t A_h;
-    uint32_t B_g, B_t, B_q, C_g, C_t, C_q;
+    SSD_PUSH_FIELDS(uint32_t)
 };
-_Static_assert(sizeof(struct ssd_push) == 128, "ops_ssm_scan_ssd.glsl push block");
 
-static const struct vkg_vk_kernel k_ssd_sum =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_sum, 11, struct ssd_push);
-static const struct vkg_vk_kernel k_ssd_sumc =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_sumc, 12, struct ssd_push);
-static const struct vkg_vk_kernel k_ssd_kmat =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_kmat, 11, struct ssd_push);
-static const struct vkg_vk_kernel k_ssd_carry =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_carry, 11, struct ssd_push);
-static const struct vkg_vk_kernel k_ssd_main =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_main, 11, struct ssd_push);
-static const struct vkg_vk_kernel k_ssd_main4 =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_main4, 11, struct ssd_push);
-static const struct vkg_vk_kernel k_ssd_main4w =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_main4w, 11, struct ssd_push);
-static const struct vkg_vk_kernel k_ssd_wsum =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_wsum, 11, struct ssd_push);
-static const struct vkg_vk_kernel k_ssd_xsum =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_xsum, 11, struct ssd_push);
-static const struct vkg_vk_kernel k_ssd_xc =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_xc, 11, struct ssd_push);
-static const struct vkg_vk_kernel k_ssd_reduce =
-    VKG_VK_KERNEL(vkg_vk_spv_ssm_scan_back_ssd_reduce, 11, struct ssd_push);
+#define SSD_KERNEL(spv, n_bind) VKG_VK_KERNEL(spv, n_bind, struct ssd_push)
+static const struct vkg_vk_kernel k_ssd_summaries = SSD_KERNEL(vkg_vk_spv_ssd_chunk_summaries, 11);
+static const struct vkg_vk_kernel k_ssd_summaries_chain =
+    SSD_KERNEL(vkg_vk_spv_ssd_chunk_summaries_chain, 12);
+static const struct vkg_vk_kernel k_ssd_cb = SSD_KERNEL(vkg_vk_spv_ssd_chunk_cb, 11);
+static const struct vkg_vk_kernel k_ssd_walk = SSD_KERNEL(vkg_vk_spv_ssd_chunk_carry, 11);
+static const struct vkg_vk_kernel k_ssd_grads_rows =
+    SSD_KERNEL(vkg_vk_spv_ssd_chunk_grads_rows, 11);
+static const struct vkg_vk_kernel k_ssd_grads_vec4 =
+    SSD_KERNEL(vkg_vk_spv_ssd_chunk_grads_vec4, 11);
+static const struct vkg_vk_kernel k_ssd_grads_wide =
+    SSD_KERNEL(vkg_vk_spv_ssd_chunk_grads_wide, 11);
+static const struct vkg_vk_kernel k_ssd_w_sum = SSD_KERNEL(vkg_vk_spv_ssd_cross_w_sum, 11);
+static const struct vkg_vk_kernel k_ssd_w_products =
+    SSD_KERNEL(vkg_vk_spv_ssd_cross_w_products, 11);
+static const struct vkg_vk_kernel k_ssd_state_terms =
+    SSD_KERNEL(vkg_vk_spv_ssd_cross_state_terms, 11);
+static const struct vkg_vk_kernel k_ssd_reduce = SSD_KERNEL(vkg_vk_spv_ssd_reduce, 11);
 
 enum {
-    SSD_WG = 256,     /* 16 x 16 invocations: the shader's tiles assume it */
-    SSD_KT = 8,       /* SSD_MAIN's k-step (KTM of the shader), at least */
-    SSD_SUM_KT = 8,   /* mirrors SKT of the shader */
-    SSD_NT = 64,      /* mirrors NT */
-    SSD_P2W_N = 128,  /* mirrors MNW: the wide phase 2's n per tile */
-    SSD_XSUM_NT = 32, /* mirrors XNT: SSD_XSUM's columns per workgroup */
-    SSD_NDOT = 16,    /* mirrors NDOT: SSD_MAIN's two-level sums */
-    SSD_XC_KT = 16,   /* SSD_XC's k-step (XKT) on 256 invocations */
-    SSD_XC_N = 128,   /* mirrors XNW: SSD_XC's columns of n per workgroup */
+    SSD_KT = 8,       /* SSD_MAIN's k-step, at least */
+    SSD_XC_KT = 16,   /* SSD_XC's k-step on 256 invocations */
     SSD_XC_WG = 256,  /* SSD_XC's invocations per group of rows (1 or 2 groups) */
     SSD_XC_WGS = 128, /* SSD_XC's workgroups wanted (head splits: one per SM) */
     SSD_Q_MAX = 64,
@@ -223,7 +207,7 @@ static void ssd_plan_main(const struct vkg_scan_dims *d, const struct vkg_vk_lim
     const uint64_t q = pl->q, hd = (uint64_t)d->head_dim, kt = pl->kt;
     const bool v4 = pl->main_kernel == VKG_VK_SSD_MAIN_VEC4;
     const struct ssd_grid gr = {pl->trw, pl->tcw, v4, pl->kt};
-    const uint64_t stgw = 2 * kt * (q + 4) + 2 * kt * (SSD_P2W_N + 4);
+    const uint64_t stgw = 2 * kt * (q + 4) + 2 * kt * (SSD_WIDE_N + 4);
     const bool wide =
         pl->layout == VKG_VK_SSD_LAYOUT_BIG && q == 64 && v4 && pl->trw == 16 && pl->tcw == 16 &&
         pl->kmat && !pl->roles &&
@@ -232,10 +216,6 @@ static void ssd_plan_main(const struct vkg_scan_dims *d, const struct vkg_vk_lim
         pl->main_kernel = VKG_VK_SSD_MAIN_WIDE;
         pl->main_shared = (4 * q + stgw + 2 * q * q + 4 * q + SSD_NDOT) * sizeof(float);
     }
-    pl->wmap = wide && pl->trw % 8 == 0 && pl->tcw % 4 == 0 && (pl->trw * pl->tcw) % 32 == 0;
-    pl->tri = pl->wmap;
-    pl->k2 = wide && q + 4 <= 4 * (uint64_t)pl->tcw + 4 && q % (2 * kt) == 0;
-    pl->kea = pl->kmat && wide;
     const uint64_t mnt = 4 * (uint64_t)pl->tcw, qs = wide ? q : q + 4;
     pl->gk = pl->terms && v4 && hd <= mnt && hd <= qs &&
              (uint64_t)(pl->trw + pl->tcw) * q <= ssd_main_stg(q, gr);
@@ -333,8 +313,8 @@ static enum vkg_status ssd_dispatch(struct ssd_rec *r, const struct vkg_vk_kerne
                                     bool barrier) {
     uint32_t gx, gy;
     vkg_vk_grid(r->enc, n_wg, &gx, &gy);
-    const enum vkg_status st = vkg_vk_dispatch(r->enc, k, spec, n_spec, r->t,
-                                               k == &k_ssd_sumc ? 12 : 11, &r->p, gx, gy, 1);
+    const enum vkg_status st = vkg_vk_dispatch(
+        r->enc, k, spec, n_spec, r->t, k == &k_ssd_summaries_chain ? 12 : 11, &r->p, gx, gy, 1);
     if (st == VKG_STATUS_OK && barrier) vkg_vk_barrier(r->enc);
     return st;
 }
@@ -366,58 +346,83 @@ static enum vkg_status ssd_record_walk(struct ssd_rec *r) {
     const struct vkg_vk_ssd_plan *pl = r->pl;
     const uint64_t nq = (uint64_t)r->d->n_seqs, nh = (uint64_t)r->d->n_head;
     const uint64_t ds = (uint64_t)r->d->d_state, hd = (uint64_t)r->d->head_dim;
-    const uint32_t spec[2] = {SSD_WG, pl->q};
+    const uint32_t spec[2] = {[SSD_SC_WG] = SSD_WG, [SSD_SC_Q] = pl->q};
     enum vkg_status st;
     if (pl->kmat) { /* with SSD_SUM, before SSD_MAIN */
-        st = ssd_dispatch(r, &k_ssd_kmat, spec, 2, nq * (uint64_t)r->d->n_group * pl->nc, false);
+        st = ssd_dispatch(r, &k_ssd_cb, spec, 2, nq * (uint64_t)r->d->n_group * pl->nc, false);
         if (st != VKG_STATUS_OK) return st;
     }
     const bool one = pl->nc == 1;
-    const uint32_t sspec[3] = {SSD_WG, pl->q, pl->terms};
+    const uint32_t sspec[3] = {
+        [SSD_SC_WG] = SSD_WG, [SSD_SC_Q] = pl->q, [SSD_SC_SUM_FAC] = pl->terms};
     st = ssd_dispatch(
-        r, r->t[11] ? &k_ssd_sumc : &k_ssd_sum, sspec, 3,
+        r, r->t[11] ? &k_ssd_summaries_chain : &k_ssd_summaries, sspec, 3,
         nq * nh * pl->nc * ((ds + SSD_NT - 1) / SSD_NT) * ((hd + SSD_NT - 1) / SSD_NT), false);
     if (st != VKG_STATUS_OK) return st;
     if (!one || pl->kmat) vkg_vk_barrier(r->enc);
     if (one || r->t[11]) return VKG_STATUS_OK;
-    const uint32_t cspec[4] = {SSD_WG, pl->q, pl->carry_cg, pl->carry_split};
-    return ssd_dispatch(r, &k_ssd_carry, cspec, 4,
+    const uint32_t cspec[4] = {[SSD_SC_WG] = SSD_WG,
+                               [SSD_SC_Q] = pl->q,
+                               [SSD_SC_CARRY_CG] = pl->carry_cg,
+                               [SSD_SC_CARRY_SPLIT] = pl->carry_split};
+    return ssd_dispatch(r, &k_ssd_walk, cspec, 4,
                         ((pl->carry_split ? 2 : 1) * nq * nh * ds * hd + SSD_WG - 1) / SSD_WG,
                         true);
 }
 
-/* SSD_XC (terms), SSD_MAIN, SSD_WSUM + SSD_XSUM (sums) and SSD_REDUCE. */
-static enum vkg_status ssd_record_main(struct ssd_rec *r) {
+/* SSD_XC: the cross-head state terms, after the walk, before SSD_MAIN. */
+static enum vkg_status ssd_record_terms(struct ssd_rec *r) {
+    const struct vkg_vk_ssd_plan *pl = r->pl;
+    const uint32_t spec[SSD_XC_N_SPEC] = {
+        [SSD_SC_WG] = pl->xc_wg,
+        [SSD_SC_Q] = pl->q,
+        [SSD_SC_XC_SPLITS] = pl->head_splits,
+        [SSD_SC_XC_KT] = pl->xc_kt,
+        [SSD_SC_XC_VEC4] = pl->xc_vec4,
+        [SSD_SC_XC_ROWS_REG] = pl->xc_rows_in_regs,
+    };
+    const uint64_t per_split = (uint64_t)r->d->n_seqs * (uint64_t)r->d->n_group * 2 * pl->nc;
+    return ssd_dispatch(r, &k_ssd_state_terms, spec, SSD_XC_N_SPEC, pl->head_splits * per_split,
+                        true);
+}
+
+/* SSD_MAIN: a workgroup per (sequence, head, chunk[, role]). */
+static enum vkg_status ssd_record_grads(struct ssd_rec *r) {
+    const struct vkg_vk_ssd_plan *pl = r->pl;
+    const uint32_t spec[SSD_MAIN_N_SPEC] = {
+        [SSD_SC_WG] = pl->trw * pl->tcw, [SSD_SC_Q] = pl->q,
+        [SSD_SC_MAIN_ROLES] = pl->roles, [SSD_SC_MAIN_KT] = pl->kt,
+        [SSD_SC_MAIN_SUMS] = pl->sums,   [SSD_SC_MAIN_TERMS] = pl->terms,
+        [SSD_SC_MAIN_KEEP_G] = pl->gk,   [SSD_SC_MAIN_LAM4] = pl->l4,
+    };
+    const struct vkg_vk_kernel *k = pl->main_kernel == VKG_VK_SSD_MAIN_ROWS   ? &k_ssd_grads_rows
+                                    : pl->main_kernel == VKG_VK_SSD_MAIN_WIDE ? &k_ssd_grads_wide
+                                                                              : &k_ssd_grads_vec4;
+    const uint64_t n_wg = (uint64_t)r->d->n_seqs * (uint64_t)r->d->n_head * pl->nc;
+    return ssd_dispatch(r, k, spec, SSD_MAIN_N_SPEC, n_wg * (pl->roles ? pl->roles : 1), true);
+}
+
+/* SSD_WSUM + SSD_XSUM (sums), then SSD_REDUCE. */
+static enum vkg_status ssd_record_sums_reduce(struct ssd_rec *r) {
     const struct vkg_vk_ssd_plan *pl = r->pl;
     const struct vkg_scan_dims *d = r->d;
     const uint64_t nq = (uint64_t)d->n_seqs, nh = (uint64_t)d->n_head, ng = (uint64_t)d->n_group;
     const uint64_t ds = (uint64_t)d->d_state, hd = (uint64_t)d->head_dim, q = pl->q, nc = pl->nc;
-    enum vkg_status st;
-    if (pl->terms) { /* after SSD_SUM and SSD_CARRY, before SSD_MAIN */
-        const uint32_t xcspec[7] = {pl->xc_wg,   pl->q, pl->head_splits,    pl->xc_kt,
-                                    pl->xc_vec4, 1,     pl->xc_rows_in_regs};
-        st = ssd_dispatch(r, &k_ssd_xc, xcspec, 7, pl->head_splits * nq * ng * 2 * nc, true);
-        if (st != VKG_STATUS_OK) return st;
-    }
-    const uint32_t flags = 1u | pl->wmap << 1 | pl->k2 << 2 | pl->tri << 4 |
-                           (uint32_t)pl->sums << 5 | (uint32_t)pl->terms << 6 | pl->gk << 7 |
-                           pl->l4 << 8 | pl->kea << 9;
-    const uint32_t mspec[8] = {pl->trw * pl->tcw, pl->q,     pl->trw, pl->tcw,
-                               pl->kmat,          pl->roles, flags,   pl->kt};
-    const struct vkg_vk_kernel *km = pl->main_kernel == VKG_VK_SSD_MAIN_ROWS   ? &k_ssd_main
-                                     : pl->main_kernel == VKG_VK_SSD_MAIN_WIDE ? &k_ssd_main4w
-                                                                               : &k_ssd_main4;
-    st = ssd_dispatch(r, km, mspec, 8, nq * nh * nc * (pl->roles ? pl->roles : 1), true);
-    if (st != VKG_STATUS_OK) return st;
-    const uint32_t rspec[5] = {SSD_WG, pl->q, pl->roles, pl->sums, pl->head_splits};
+    const uint32_t rspec[5] = {[SSD_SC_WG] = SSD_WG,
+                               [SSD_SC_Q] = pl->q,
+                               [SSD_SC_ROLES] = pl->roles,
+                               [SSD_SC_RED_SUMS] = pl->sums,
+                               [SSD_SC_RED_SPLITS] = pl->head_splits};
     if (pl->sums) {
-        st = ssd_dispatch(r, &k_ssd_wsum, rspec, 3, (nq * ng * nc * q * q + SSD_WG - 1) / SSD_WG,
-                          true);
+        enum vkg_status st = ssd_dispatch(r, &k_ssd_w_sum, rspec, 3,
+                                          (nq * ng * nc * q * q + SSD_WG - 1) / SSD_WG, true);
         if (st != VKG_STATUS_OK) return st;
         /* A workgroup per (sequence, group, chunk, d_C or d_B, 32 columns
          * of n), an invocation per 4 x 2 block: Q / 4 x 16 of them. */
-        const uint32_t xspec[3] = {pl->q / 4 * (SSD_XSUM_NT / 2), pl->q, pl->roles};
-        st = ssd_dispatch(r, &k_ssd_xsum, xspec, 3,
+        const uint32_t xspec[3] = {[SSD_SC_WG] = pl->q / 4 * (SSD_XSUM_NT / 2),
+                                   [SSD_SC_Q] = pl->q,
+                                   [SSD_SC_ROLES] = pl->roles};
+        st = ssd_dispatch(r, &k_ssd_w_products, xspec, 3,
                           2 * nq * ng * nc * ((ds + SSD_XSUM_NT - 1) / SSD_XSUM_NT), true);
         if (st != VKG_STATUS_OK) return st;
     }
@@ -457,7 +462,9 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
         r.t[11] = vkg_vk_elem_offset(enc, ctr) == 0 ? ctr : NULL;
     }
     *st = ssd_record_walk(&r);
-    if (*st == VKG_STATUS_OK) *st = ssd_record_main(&r);
+    if (*st == VKG_STATUS_OK && pl.terms) *st = ssd_record_terms(&r);
+    if (*st == VKG_STATUS_OK) *st = ssd_record_grads(&r);
+    if (*st == VKG_STATUS_OK) *st = ssd_record_sums_reduce(&r);
     return true;
 }
 /* ---- tuning -------------------------------------------------------------- */

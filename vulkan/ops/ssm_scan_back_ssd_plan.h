@@ -50,7 +50,9 @@ void vkg_vk_ssd_tuning_defaults(struct vkg_vk_ssd_tuning *t, const struct vkg_vk
 enum vkg_vk_ssd_main_kernel {
     VKG_VK_SSD_MAIN_ROWS, /* TRW x TCW invocations, strided rows read as scalars */
     VKG_VK_SSD_MAIN_VEC4, /* Q / 4 x 4 WG / Q invocations, contiguous rows read as vec4 */
-    VKG_VK_SSD_MAIN_WIDE, /* VEC4 at Q 64, phase 2 in 8 x 4 blocks over 128 columns of n */
+    /* VEC4 at Q 64: phase 2 in 8 x 4 blocks over 128 columns of n, 8 x 4 blocks of invocations
+     * per 32, k-step 2 kt in phases 1 and 3, masked k-steps skipped, K loaded early */
+    VKG_VK_SSD_MAIN_WIDE,
 };
 
 struct vkg_vk_ssd_plan {
@@ -61,16 +63,13 @@ struct vkg_vk_ssd_plan {
     uint64_t c64;       /* (sequence, head, 64-token chunk) triples */
 
     /* SSD_MAIN */
-    int main_kernel;   /* enum vkg_vk_ssd_main_kernel */
-    uint32_t trw, tcw; /* invocation grid: rows x columns */
-    uint32_t kt;       /* k-step, a divisor of q */
-    uint32_t roles;    /* split: workgroups per chunk (n tiles + p tiles); 0 unsplit */
-    bool kmat;         /* K = C B^T once per group by SSD_KMAT, else per head in SSD_MAIN */
-    bool wmap, k2,
-        tri;  /* 8 x 4 invocation blocks, k-step 2 kt in phases 1 / 3, masked steps skipped */
-    bool kea; /* K's loads before the chunk setup */
-    bool gk;  /* G kept in shared memory from phase 1 for phase 3 */
-    bool l4;  /* phase 3's lam / s_in tiles as 16-byte pieces */
+    int main_kernel;      /* enum vkg_vk_ssd_main_kernel */
+    uint32_t trw, tcw;    /* invocation grid: rows x columns */
+    uint32_t kt;          /* k-step, a divisor of q */
+    uint32_t roles;       /* split: workgroups per chunk (n tiles + p tiles); 0 unsplit */
+    bool kmat;            /* K = C B^T once per group by SSD_KMAT, else per head in SSD_MAIN */
+    bool gk;              /* G kept in shared memory from phase 1 for phase 3 */
+    bool l4;              /* phase 3's lam / s_in tiles as 16-byte pieces */
     uint64_t main_shared; /* bytes */
 
     /* Cross-head sums */

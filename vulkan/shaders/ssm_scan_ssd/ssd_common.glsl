@@ -1,7 +1,18 @@
-// common/ops_ssm_scan_ssd.glsl — what the four kernels of
-// shaders/ssm_scan_back_ssd.comp share: the push block (mirrored by
-// struct ssd_push in ops/ssm_scan_back_ssd.c), the bindings, strided loads of
-// the inputs, and the scratch layout.
+// ssm_scan_ssd/ssd_common.glsl — what the kernels of the Mamba-2 matrix
+// form share: the math, the push block (ssd_layout.h, shared with the
+// host), the bindings, strided loads of the inputs, the scratch layout.
+//
+// SPEC.md §3, SSM_SCAN_BACK, in chunks of Q tokens per (sequence q, head
+// h). Within a chunk the decay is a scalar per token, so with L the
+// chunk-local cumulative log decay, Le its last value and
+// M[t,u] = exp(L_t - L_u) (u <= t), every term is a small matrix product;
+// s_in is the state entering a chunk and lam the adjoint leaving it
+// (SSD_CARRY's walk), G the chunk's g_y, XD its x scaled by dt'. Tokens past
+// n_tok in the last chunk read as zero (no decay, no input). Kernels:
+// ssd_chunk_summaries (SSD_SUM), ssd_chunk_cb (SSD_KMAT), ssd_chunk_carry
+// (SSD_CARRY), ssd_cross_state_terms (SSD_XC), ssd_chunk_grads (SSD_MAIN),
+// ssd_cross_w_sum (SSD_WSUM), ssd_cross_w_products (SSD_XSUM), ssd_reduce
+// (SSD_REDUCE); vulkan/ops/ssm_scan_back_ssd.c dispatches them in that order.
 //
 // Scratch (two bindings, both starting at element 0 of their range):
 //   sr: S[q][h][c][n][p] (chunk summaries, replaced by the state entering
@@ -17,33 +28,26 @@
 //       SSD_XC's, [k][q][g][t][n] per head split k); then, when
 //       precomputed, K = C B^T per (q, g, c) chunk, [t][u].
 // Every index fits 32 bits: the host checks the sizes.
-#ifndef VKG_OPS_SSM_SCAN_SSD_GLSL
-#define VKG_OPS_SSM_SCAN_SSD_GLSL
+#ifndef VKG_SSD_COMMON_GLSL
+#define VKG_SSD_COMMON_GLSL
 
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : enable
-#include "grid.glsl"
+#include "common/grid.glsl"
+#include "ssm_scan_ssd/ssd_layout.h"
 
 // Loops over register arrays (accumulator tiles, fetched tiles) are marked
 // UNROLL: an array indexed by a loop variable stays in registers only when
 // the driver unrolls the loop fully; otherwise it lives in local memory.
 #define UNROLL [[unroll]]
 
-layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
-layout(constant_id = 1) const uint Q = 64; // tokens per chunk, a multiple of 16
+layout(local_size_x_id = SSD_SC_WG, local_size_y = 1, local_size_z = 1) in;
+layout(constant_id = SSD_SC_Q) const uint Q = 64; // tokens per chunk, a multiple of 16
 #define WG gl_WorkGroupSize.x
 
-layout(push_constant) uniform Push {
-    uint ds, hd, nh, ng, nt, nq, n_slots, nc;  // nc: chunks per sequence
-    uint off_s, off_x, off_dt, off_A, off_B, off_C, off_ids, off_g, off_d;
-    uint s_p, s_h, s_slot;                      // s strides (n unit)
-    uint x_h, x_t, x_q;                         // x strides (p unit)
-    uint dt_t, dt_q;                            // dt strides (h unit)
-    uint A_h;                                   // A stride along heads
-    uint B_g, B_t, B_q, C_g, C_t, C_q;          // B, C strides (n unit)
-} p;
+layout(push_constant) uniform Push { SSD_PUSH_FIELDS(uint) } p;
 
-#include "scan_inputs.glsl"
+#include "common/scan_inputs.glsl"
 layout(std430, set = 0, binding = 7) readonly buffer BufG { float g_data[]; };
 layout(std430, set = 0, binding = 8) buffer BufD { float d_data[]; };
 layout(std430, set = 0, binding = 9) buffer BufSR { float sr[]; };
@@ -57,7 +61,7 @@ layout(std430, set = 0, binding = 10) buffer BufBC4 { vec4 bc4[]; };
 // offset need not be a multiple of 4).
 layout(std430, set = 0, binding = 8) buffer BufD4 { vec4 d4_data[]; };
 
-#include "softplus.glsl"
+#include "common/softplus.glsl"
 
 // Element indices of x[pp, h, t, q] and g_y[pp, h, t, q] (g is the packed
 // gradient: g_y, then g_S), for the loads below and 16-byte views of them.
@@ -113,5 +117,12 @@ uint ssd_out_dx() { return p.ds * p.hd * p.nh * p.n_slots; }
 uint ssd_out_ddt() { return ssd_out_dx() + p.hd * p.nh * p.nt * p.nq; }
 uint ssd_out_dA() { return ssd_out_ddt() + p.nh * p.nt * p.nq; }
 uint ssd_out_dB() { return ssd_out_dA() + p.nh; }
+
+// Tiles of SSD_SUM, SSD_KMAT and SSD_CARRY (SSD_MAIN and SSD_XC set their own).
+#define KT 8u         // k-step of the staged products
+#define TC 16u        // invocations along a tile's columns (and rows)
+#define RM (Q / 16u)  // rows per invocation
+#define RN 4u         // columns per invocation: tiles of 64 columns
+#define NT SSD_NT
 
 #endif
