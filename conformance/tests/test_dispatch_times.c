@@ -168,7 +168,7 @@ static void timing__scan_nodes_split_into_their_dispatches(void **state) {
         r.computes = 0;
         t = time_shape(&r, vkg_perf_scan2(32, 16, 4, 1, 256, 1), 1);
         snprintf(what, sizeof what, "Vulkan%d mamba2", i);
-        check_scan_dispatches(what, &r.last, t.node_ms * 1e3, "ssd_main", "ssd_reduce");
+        check_scan_dispatches(what, &r.last, t.node_ms * 1e3, "ssd_chunk_grads", "ssd_reduce");
 
         /* Off between two computes of the same graph: the recording made
          * with timing is not reused without it, and the second compute
