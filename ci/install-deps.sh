@@ -3,7 +3,8 @@
 # Runs apt-get as root (or through sudo). Nothing else is downloaded, ever.
 set -euo pipefail
 pkgs=(meson ninja-build pkg-config gcc libc6-dev glslang-tools libvulkan-dev mesa-vulkan-drivers vulkan-tools
-      libopenblas-dev libcmocka-dev libjson-c-dev gnuplot-nox python3 python3-numpy)
+      libopenblas-dev libcmocka-dev libjson-c-dev gnuplot-nox python3 python3-numpy
+      clang libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
