@@ -13,6 +13,9 @@
 // (SSD_CARRY), ssd_cross_state_terms (SSD_XC), ssd_chunk_grads (SSD_MAIN),
 // ssd_cross_w_sum (SSD_WSUM), ssd_cross_w_products (SSD_XSUM), ssd_reduce
 // (SSD_REDUCE); vulkan/ops/ssm_scan_back_ssd.c dispatches them in that order.
+// Error: fp32 throughout, every sum in a fixed order (no atomic adds a
+// value); the results are held to the bound of reference/ref_ssm_scan.c,
+// c_op gamma(K) sum|terms| (SPEC.md §7), in every conformance case.
 //
 // Scratch (two bindings, both starting at element 0 of their range):
 //   sr: S[q][h][c][n][p] (chunk summaries, replaced by the state entering
