@@ -378,39 +378,40 @@ static bool is_compute(const struct vkg_tensor *t) {
     return t->op != VKG_OP_NONE && !vkg_op_is_view(t->op);
 }
 
-enum vkg_status vkg_sched_alloc_graph(struct vkg_sched *s, struct vkg_graph *graph) {
-    if (!s || !graph)
-        return vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT, "sched_alloc_graph: NULL");
-    sched_release(s, NULL);
-    s->graph = graph;
-    enum vkg_status st = VKG_STATUS_OK;
-    int n_nodes = vkg_graph_n_nodes(graph), n_leafs = vkg_graph_n_leafs(graph);
-    s->compute = calloc((size_t)n_nodes + 1, sizeof *s->compute);
-    if (!s->compute) goto oom;
+static enum vkg_status oom(void) {
+    return vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY, "sched_alloc_graph: out of memory");
+}
 
-    /* Every tensor of the graph gets a record; storage already owned by a
-     * context (normal mode) cannot be moved onto a device. */
+/* Pass 0: every tensor of the graph, and its storage root, gets a record;
+ * compute nodes are listed in graph order. Storage already owned by a
+ * context (normal mode) cannot be moved onto a device. */
+static enum vkg_status pass_records(struct vkg_sched *s, struct vkg_graph *graph) {
+    const int n_nodes = vkg_graph_n_nodes(graph), n_leafs = vkg_graph_n_leafs(graph);
+    s->compute = calloc((size_t)n_nodes + 1, sizeof *s->compute);
+    if (!s->compute) return oom();
     for (int pass = 0; pass < 2; pass++) {
-        int n = pass ? n_leafs : n_nodes;
+        const int n = pass ? n_leafs : n_nodes;
         for (int i = 0; i < n; i++) {
             struct vkg_tensor *t = pass ? vkg_graph_leaf(graph, i) : vkg_graph_node(graph, i);
-            if (!map_get(s, t)) goto oom;
+            if (!map_get(s, t)) return oom();
             struct vkg_tensor *r = vkg_storage_root(t);
-            if (r->data && !r->buffer) {
-                st = vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT,
-                               "sched_alloc_graph: tensor '%s' already has storage from its "
-                               "context; create graph tensors in a no-alloc context",
-                               r->name);
-                goto error;
-            }
-            if (!map_get(s, r)) goto oom;
+            if (r->data && !r->buffer)
+                return vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT,
+                                 "sched_alloc_graph: tensor '%s' already has storage from its "
+                                 "context; create graph tensors in a no-alloc context",
+                                 r->name);
+            if (!map_get(s, r)) return oom();
             if (!pass && is_compute(t)) s->compute[s->n_compute++] = t;
         }
     }
+    return VKG_STATUS_OK;
+}
 
-    /* Pass 1: compute nodes go to the first backend that accepts them. */
+/* Pass 1: each compute node goes to the first backend that accepts it; the
+ * first refusal is its reason (and logged with VKG_LOG_FALLBACK=1). */
+static enum vkg_status pass_place_nodes(struct vkg_sched *s) {
     const char *log_env = getenv("VKG_LOG_FALLBACK");
-    bool log_fallback = log_env && log_env[0] && strcmp(log_env, "0") != 0;
+    const bool log_fallback = log_env && log_env[0] && strcmp(log_env, "0") != 0;
     for (int i = 0; i < s->n_compute; i++) {
         struct vkg_tensor *n = s->compute[i];
         struct tinfo *e = map_find(s, n);
@@ -427,13 +428,11 @@ enum vkg_status vkg_sched_alloc_graph(struct vkg_sched *s, struct vkg_graph *gra
                 snprintf(first_refusal, sizeof first_refusal, "%s", why[0] ? why : "refused");
             }
         }
-        if (e->backend < 0) {
-            st = vkg_error(NULL, VKG_STATUS_UNSUPPORTED,
-                           "sched_alloc_graph: no backend runs node '%s' (%s): %s: %s", n->name,
-                           vkg_op_name(n->op), vkg_backend_name(s->backends[first_refuser]),
-                           first_refusal);
-            goto error;
-        }
+        if (e->backend < 0)
+            return vkg_error(NULL, VKG_STATUS_UNSUPPORTED,
+                             "sched_alloc_graph: no backend runs node '%s' (%s): %s: %s", n->name,
+                             vkg_op_name(n->op), vkg_backend_name(s->backends[first_refuser]),
+                             first_refusal);
         const char *where = vkg_backend_name(s->backends[e->backend]);
         if (first_refuser >= 0 && first_refuser < e->backend) {
             snprintf(e->reason, sizeof e->reason, "%.40s: %.150s", where, first_refusal);
@@ -445,22 +444,27 @@ enum vkg_status vkg_sched_alloc_graph(struct vkg_sched *s, struct vkg_graph *gra
             snprintf(e->reason, sizeof e->reason, "%s", where);
         }
     }
+    return VKG_STATUS_OK;
+}
 
-    /* Pass 2: storage roots that are not computed (leaves) live where their
-     * first consumer runs; unused leaves on the first backend. */
+/* Pass 2: storage roots that are not computed (leaves) live where their
+ * first consumer runs; unused leaves on the first backend. */
+static void pass_place_leaves(struct vkg_sched *s) {
     for (size_t i = 0; i < s->map_cap; i++) {
         struct tinfo *e = &s->map[i];
         if (!e->key) continue;
         struct vkg_tensor *t = (struct vkg_tensor *)e->key;
         if (vkg_storage_root(t) != t || is_compute(t)) continue;
         int b = 0;
-        bool used = consumer_backend(s, t, &b);
+        const bool used = consumer_backend(s, t, &b);
         e->backend = b;
         snprintf(e->reason, sizeof e->reason, "%s (%s)", vkg_backend_name(s->backends[b]),
                  used ? "leaf, stored where its first consumer runs" : "leaf, unused");
     }
+}
 
-    /* Pass 3: views live with their storage root. */
+/* Pass 3: views live with their storage root. */
+static void pass_place_views(struct vkg_sched *s) {
     for (size_t i = 0; i < s->map_cap; i++) {
         struct tinfo *e = &s->map[i];
         if (!e->key) continue;
@@ -472,15 +476,43 @@ enum vkg_status vkg_sched_alloc_graph(struct vkg_sched *s, struct vkg_graph *gra
         snprintf(e->reason, sizeof e->reason, "%s (view of '%s')",
                  vkg_backend_name(s->backends[re->backend]), r->name);
     }
+}
 
-    /* Pass 4: splits, shadows for sources stored elsewhere. */
+/* A clone's sources stored on another backend than b read a shadow copy on
+ * b instead (listed once per split in its copy list). */
+static enum vkg_status redirect_sources(struct vkg_sched *s, struct split *sp,
+                                        struct vkg_tensor *c, int b) {
+    for (int q = 0; q < VKG_MAX_SRC; q++) {
+        struct vkg_tensor *src = c->src[q];
+        if (!src) continue;
+        struct vkg_tensor *r = vkg_storage_root(src);
+        if (map_find(s, r)->backend == b) continue;
+        const int sh = shadow_for(s, r, b);
+        if (sh < 0) return oom();
+        bool listed = false;
+        for (int z = 0; z < sp->n_copies; z++)
+            listed |= sp->copy_shadows[z] == sh;
+        if (!listed) sp->copy_shadows[sp->n_copies++] = sh;
+        struct vkg_tensor *v = new_shadow_view(s);
+        if (!v) return oom();
+        *v = *src;
+        v->extra = (void *)(intptr_t)(sh + 1); /* resolved after allocation */
+        c->src[q] = v;
+    }
+    return VKG_STATUS_OK;
+}
+
+/* Pass 4: splits (runs of consecutive nodes on one backend), each running
+ * on clones of its nodes whose foreign sources are shadows. */
+static enum vkg_status pass_splits(struct vkg_sched *s) {
     s->splits = calloc((size_t)s->n_compute + 1, sizeof *s->splits);
     s->clone_store = calloc((size_t)s->n_compute + 1, sizeof *s->clone_store);
     s->cap_shadow_views = s->n_compute * VKG_MAX_SRC + 1;
     s->shadow_views = calloc((size_t)s->cap_shadow_views, sizeof *s->shadow_views);
-    if (!s->splits || !s->clone_store || !s->shadow_views) goto oom;
+    if (!s->splits || !s->clone_store || !s->shadow_views) return oom();
+    int max_split = 1;
     for (int i = 0; i < s->n_compute;) {
-        int b = map_find(s, s->compute[i])->backend;
+        const int b = map_find(s, s->compute[i])->backend;
         int j = i;
         while (j < s->n_compute && map_find(s, s->compute[j])->backend == b)
             j++;
@@ -490,55 +522,39 @@ enum vkg_status vkg_sched_alloc_graph(struct vkg_sched *s, struct vkg_graph *gra
         sp->n = j - i;
         sp->clones = calloc((size_t)sp->n, sizeof *sp->clones);
         sp->copy_shadows = calloc((size_t)sp->n * VKG_MAX_SRC + 1, sizeof *sp->copy_shadows);
-        if (!sp->clones || !sp->copy_shadows) goto oom;
+        if (!sp->clones || !sp->copy_shadows) return oom();
         for (int k = i; k < j; k++) {
             struct vkg_tensor *c = &s->clone_store[k];
             *c = *s->compute[k];
             sp->clones[k - i] = c;
-            for (int q = 0; q < VKG_MAX_SRC; q++) {
-                struct vkg_tensor *src = c->src[q];
-                if (!src) continue;
-                struct vkg_tensor *r = vkg_storage_root(src);
-                if (map_find(s, r)->backend == b) continue;
-                int sh = shadow_for(s, r, b);
-                if (sh < 0) goto oom;
-                bool listed = false;
-                for (int z = 0; z < sp->n_copies; z++)
-                    listed |= sp->copy_shadows[z] == sh;
-                if (!listed) sp->copy_shadows[sp->n_copies++] = sh;
-                struct vkg_tensor *v = new_shadow_view(s);
-                if (!v) goto oom;
-                *v = *src;
-                v->extra = (void *)(intptr_t)(sh + 1); /* resolved after allocation */
-                c->src[q] = v;
-            }
+            const enum vkg_status st = redirect_sources(s, sp, c, b);
+            if (st) return st;
         }
+        if (sp->n > max_split) max_split = sp->n;
         i = j;
     }
-
-    int max_split = 1;
-    for (int i = 0; i < s->n_splits; i++)
-        if (s->splits[i].n > max_split) max_split = s->splits[i].n;
     s->split_us = calloc((size_t)max_split, sizeof *s->split_us);
-    if (!s->split_us) goto oom;
+    return s->split_us ? VKG_STATUS_OK : oom();
+}
 
-    /* Pass 5: storage. One buffer per root, then views and shadows. */
+/* Pass 5: storage. One buffer per root (with guards), then views, shadows
+ * and clones attached to theirs. */
+static enum vkg_status pass_storage(struct vkg_sched *s) {
+    enum vkg_status st;
     for (size_t i = 0; i < s->map_cap; i++) {
         struct tinfo *e = &s->map[i];
         if (!e->key) continue;
         struct vkg_tensor *t = (struct vkg_tensor *)e->key;
         if (vkg_storage_root(t) != t) continue;
         e->buf = alloc_storage(s, e->backend, vkg_nbytes(t));
-        if (!e->buf) {
-            st = vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY,
-                           "sched_alloc_graph: %s could not allocate %zu bytes for '%s': %s",
-                           vkg_backend_name(s->backends[e->backend]), vkg_nbytes(t), t->name,
-                           vkg_last_error(NULL));
-            goto error;
-        }
+        if (!e->buf)
+            return vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY,
+                             "sched_alloc_graph: %s could not allocate %zu bytes for '%s': %s",
+                             vkg_backend_name(s->backends[e->backend]), vkg_nbytes(t), t->name,
+                             vkg_last_error(NULL));
         attach(t, e->buf, s->guard);
-        if ((st = write_guards(s, e->buf))) goto error;
-        if (!push_root(s, t)) goto oom;
+        if ((st = write_guards(s, e->buf))) return st;
+        if (!push_root(s, t)) return oom();
     }
     for (size_t i = 0; i < s->map_cap; i++) {
         struct tinfo *e = &s->map[i];
@@ -550,14 +566,12 @@ enum vkg_status vkg_sched_alloc_graph(struct vkg_sched *s, struct vkg_graph *gra
     for (int i = 0; i < s->n_shadows; i++) {
         struct shadow *sh = &s->shadows[i];
         sh->buf = alloc_storage(s, sh->backend, vkg_nbytes(sh->root));
-        if (!sh->buf) {
-            st = vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY,
-                           "sched_alloc_graph: %s could not allocate a %zu-byte copy of '%s'",
-                           vkg_backend_name(s->backends[sh->backend]), vkg_nbytes(sh->root),
-                           sh->root->name);
-            goto error;
-        }
-        if ((st = write_guards(s, sh->buf))) goto error;
+        if (!sh->buf)
+            return vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY,
+                             "sched_alloc_graph: %s could not allocate a %zu-byte copy of '%s'",
+                             vkg_backend_name(s->backends[sh->backend]), vkg_nbytes(sh->root),
+                             sh->root->name);
+        if ((st = write_guards(s, sh->buf))) return st;
     }
     for (int i = 0; i < s->n_shadow_views; i++) {
         struct vkg_tensor *v = &s->shadow_views[i];
@@ -565,7 +579,6 @@ enum vkg_status vkg_sched_alloc_graph(struct vkg_sched *s, struct vkg_graph *gra
         attach(v, sh->buf, s->guard + (v->offset - sh->root->offset));
         v->extra = NULL;
     }
-    /* Clones share their original's storage (attached above). */
     for (int k = 0; k < s->n_compute; k++) {
         struct vkg_tensor *c = &s->clone_store[k], *o = s->compute[k];
         c->buffer = o->buffer;
@@ -573,10 +586,22 @@ enum vkg_status vkg_sched_alloc_graph(struct vkg_sched *s, struct vkg_graph *gra
         c->data = o->data;
     }
     return VKG_STATUS_OK;
-oom:
-    st = vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY, "sched_alloc_graph: out of memory");
-error:
+}
+
+enum vkg_status vkg_sched_alloc_graph(struct vkg_sched *s, struct vkg_graph *graph) {
+    if (!s || !graph)
+        return vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT, "sched_alloc_graph: NULL");
     sched_release(s, NULL);
+    s->graph = graph;
+    enum vkg_status st = pass_records(s, graph);
+    if (!st) st = pass_place_nodes(s);
+    if (!st) {
+        pass_place_leaves(s);
+        pass_place_views(s);
+        st = pass_splits(s);
+    }
+    if (!st) st = pass_storage(s);
+    if (st) sched_release(s, NULL);
     return st;
 }
 
