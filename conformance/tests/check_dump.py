@@ -78,7 +78,14 @@ def main():
     if rc not in (0, 1):
         print(f"vkgrad conform exited {rc}")
         return 1
-    records = [json.loads(line) for line in open(jpath)]
+    lines = [json.loads(line) for line in open(jpath)]
+    # the file opens with a header record and closes with a trailer
+    frame = [r for r in lines if r.get("schema") == "vkgrad-conform-run"]
+    if [r.get("record") for r in frame] != ["header", "trailer"] or lines[0] is not frame[0] \
+            or lines[-1] is not frame[1] or not frame[1].get("complete"):
+        print("the results file lacks its header and complete trailer records")
+        return 1
+    records = lines[1:-1]
     bad = 0
     # JUnit parses and agrees with the JSON
     root = ET.parse(xpath).getroot()

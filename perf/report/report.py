@@ -51,8 +51,12 @@ def read_conform(d):
         with open(path) as f:
             for line in f:
                 line = line.strip()
-                if line:
-                    recs.append(json.loads(line))
+                if not line:
+                    continue
+                rec = json.loads(line)
+                # the header and trailer records frame the file; they are no case
+                if rec.get("schema") != "vkgrad-conform-run":
+                    recs.append(rec)
     return recs
 
 
