@@ -116,12 +116,16 @@ int conf_faults_parse(const char *spec, struct conf_fault *f, int max, char *msg
     if (!spec) spec = getenv("VKG_FAULT");
     if (!spec || !spec[0]) return 0;
     int n = 0;
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", spec);
+    char *buf = strdup(spec); /* any length: nothing is cut */
+    if (!buf) {
+        snprintf(msg, msg_size, "VKG_FAULT: out of memory");
+        return -1;
+    }
     char *save = NULL;
     for (char *item = strtok_r(buf, ";", &save); item; item = strtok_r(NULL, ";", &save)) {
         if (n == max) {
             snprintf(msg, msg_size, "VKG_FAULT: more than %d faults", max);
+            free(buf);
             return -1;
         }
         char *fields[4] = {0};
@@ -131,7 +135,9 @@ int conf_faults_parse(const char *spec, struct conf_fault *f, int max, char *msg
             fields[nf++] = p;
         struct conf_fault *x = &f[n];
         memset(x, 0, sizeof *x);
-        if (nf < 2) goto bad;
+        if (nf < 2 || strlen(fields[0]) >= sizeof x->kind || strlen(fields[1]) >= sizeof x->glob ||
+            (nf > 2 && strlen(fields[2]) >= sizeof x->output))
+            goto bad;
         snprintf(x->kind, sizeof x->kind, "%s", fields[0]);
         snprintf(x->glob, sizeof x->glob, "%s", fields[1]);
         if (!strcmp(x->kind, "perturb")) {
@@ -156,10 +162,12 @@ int conf_faults_parse(const char *spec, struct conf_fault *f, int max, char *msg
     bad:
         snprintf(msg, msg_size,
                  "VKG_FAULT: malformed item '%s' (perturb:GLOB:OUTPUT:USAGE, slow:GLOB:FACTOR, "
-                 "slowfirst:GLOB:FACTOR, crash:GLOB, hang:GLOB, lose:GLOB)",
+                 "slowfirst:GLOB:FACTOR, crash:GLOB, hang:GLOB, lose:GLOB; no field too long)",
                  fields[0] ? fields[0] : "");
+        free(buf);
         return -1;
     }
+    free(buf);
     return n;
 }
 

@@ -83,6 +83,7 @@ sed '0,/"status":"Pass"/s//"status":"Fail"/' "$tmp/good.jsonl" >"$tmp/onefail.js
 check "compare: the tail of a long comment is not an expectation" 1 "$vkgrad" compare --quiet --expectations "$tmp/exp.txt" "$tmp/good.jsonl" "$tmp/onefail.jsonl"
 { printf 'Fail * * %*s reason\n' 300 '' | tr ' ' '*'; } >"$tmp/longglob.txt"
 check "compare: an over-long glob is refused, not cut" 2 "$vkgrad" compare --expectations "$tmp/longglob.txt" "$tmp/good.jsonl" "$tmp/good.jsonl"
+check "conform: an over-long VKG_FAULT glob is refused, not cut" 2 env VKG_FAULT="crash:$(printf '%*s' 300 '' | tr ' ' x)" "$vkgrad" "${quick[@]}" --include "$sel"
 python3 - "$tmp/good.jsonl" "$tmp/big.jsonl" <<'PY'
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
