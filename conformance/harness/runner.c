@@ -228,148 +228,174 @@ static enum conf_status status_of(enum vkg_status st) {
     return st == VKG_STATUS_DEVICE_LOST ? CONF_DEVICE_LOST : CONF_FAIL;
 }
 
-enum conf_status conf_run_case(const struct conf_case *c, const struct conf_target *t,
-                               struct vkg_backend *backend, const struct conf_options *o,
-                               struct conf_result *r) {
+/* One case on one backend, as it goes: what conf_run_case's steps share. */
+struct case_run {
+    const struct conf_case *c;
+    const struct conf_target *t;
+    const struct conf_options *o;
+    struct conf_result *r;
+    struct conf_built b;
+    bool built;
+    struct vkg_sched *sched;
+    float *got[CONF_MAX_OUTPUTS], *got2[CONF_MAX_OUTPUTS];
+    const struct conf_fault *pf; /* perturb fault for this case, if any */
+    double time1, time2, tmax;   /* first run, fastest later run, slowest later run */
+    bool is_gpu, have_time;
+};
+
+static void result_init(struct case_run *cr) {
+    struct conf_result *r = cr->r;
     memset(r, 0, sizeof *r);
-    double t0 = now_ms();
-    snprintf(r->case_name, sizeof r->case_name, "%s", c->name);
-    snprintf(r->backend, sizeof r->backend, "%s", t->name);
-    snprintf(r->device, sizeof r->device, "%s", t->device_name);
-    snprintf(r->driver, sizeof r->driver, "%s", t->driver);
-    snprintf(r->api_version, sizeof r->api_version, "%s", t->api_version);
+    snprintf(r->case_name, sizeof r->case_name, "%s", cr->c->name);
+    snprintf(r->backend, sizeof r->backend, "%s", cr->t->name);
+    snprintf(r->device, sizeof r->device, "%s", cr->t->device_name);
+    snprintf(r->driver, sizeof r->driver, "%s", cr->t->driver);
+    snprintf(r->api_version, sizeof r->api_version, "%s", cr->t->api_version);
     snprintf(r->vkgrad_version, sizeof r->vkgrad_version, "%s", vkg_version());
-    r->seed = o->seed;
+    r->seed = cr->o->seed;
     r->gpu_time_us = r->gpu_time_max_us = r->gpu_time_first_us = -1;
-    r->device_is_cpu = t->have_info && t->info.is_cpu;
+    r->device_is_cpu = cr->t->have_info && cr->t->info.is_cpu;
     r->deterministic = true;
     r->status = CONF_PASS;
+}
 
-    struct conf_built b;
-    struct vkg_sched *sched = NULL;
-    float *got[CONF_MAX_OUTPUTS] = {0}, *got2[CONF_MAX_OUTPUTS] = {0};
-    char msg[CONF_MSG_MAX];
-    if (!backend) {
-        conf_result_raise(r, CONF_FAIL, "%s: backend init failed: %s", t->name,
-                          vkg_last_error(NULL));
-        r->wall_ms = now_ms() - t0;
-        return r->status;
+/* The node(s) under test's time in the last compute (those with a time). */
+static double probe_time_us(struct case_run *cr, bool *any, bool *gpu) {
+    double sum = 0;
+    for (int i = 0; i < vkg_graph_n_nodes(cr->b.graph); i++) {
+        struct vkg_tensor *nd = vkg_graph_node(cr->b.graph, i);
+        if (nd->op != cr->b.probe_op) continue;
+        const double us = vkg_sched_get_node_time_us(cr->sched, nd);
+        if (us < 0) continue;
+        sum += us;
+        if (any) *any = true;
+        if (gpu) *gpu = vkg_sched_node_time_is_gpu(cr->sched, nd);
     }
-    if (!conf_build(c, o->seed, &b, msg, sizeof msg)) {
-        conf_result_raise(r, CONF_FAIL, "build: %s", msg);
-        r->wall_ms = now_ms() - t0;
-        return r->status;
-    }
-    if (fault_for(o, "crash", c->name)) raise(SIGSEGV);
-    if (fault_for(o, "hang", c->name))
-        for (;;)
-            pause();
+    return sum;
+}
 
-    /* expected placement, from the device limits alone */
-    char why[256] = "";
-    bool on_device = t->device >= 0 && t->have_info
-                         ? conf_expect_on_vulkan(c, &t->info, why, sizeof why)
-                         : t->make != NULL;
-    snprintf(r->expected_placement, sizeof r->expected_placement, "%s",
-             on_device ? t->name : "CPU");
-
-    struct vkg_backend *bk[1] = {backend};
-    sched = vkg_sched_new(bk, 1);
-    if (!sched) {
-        conf_result_raise(r, CONF_FAIL, "vkg_sched_new: %s", vkg_last_error(NULL));
-        goto done;
-    }
-    enum vkg_status st = vkg_sched_set_guard_bytes(sched, GUARD_BYTES);
-    if (st == VKG_STATUS_OK) st = vkg_sched_set_profiling(sched, true); /* the GPU time column */
-    if (st == VKG_STATUS_OK) st = vkg_sched_alloc_graph(sched, b.graph);
-    if (st != VKG_STATUS_OK) {
-        if (st == VKG_STATUS_OUT_OF_MEMORY || st == VKG_STATUS_UNSUPPORTED)
-            conf_result_raise(r, CONF_NOT_SUPPORTED, "alloc: %s: %s", vkg_status_str(st),
-                              vkg_last_error(NULL));
-        else
-            conf_result_raise(r, status_of(st), "alloc: %s: %s", vkg_status_str(st),
-                              vkg_last_error(NULL));
-        goto done;
-    }
-
-    /* placement of the node(s) under test */
-    struct vkg_backend *where = vkg_sched_get_tensor_backend(sched, b.probe);
+/* Where the node(s) under test ran, against the expectation from the
+ * device limits alone (why: the reason a CPU placement is expected). */
+static void check_placement(struct case_run *cr, const char *why) {
+    struct conf_result *r = cr->r;
+    struct vkg_backend *where = vkg_sched_get_tensor_backend(cr->sched, cr->b.probe);
     snprintf(r->placement, sizeof r->placement, "%s", where ? vkg_backend_name(where) : "none");
     snprintf(r->placement_reason, sizeof r->placement_reason, "%s",
-             vkg_sched_get_placement_reason(sched, b.probe));
-    r->n_splits = vkg_sched_get_n_splits(sched);
-    for (int i = 0; i < vkg_graph_n_nodes(b.graph); i++) {
-        struct vkg_tensor *nd = vkg_graph_node(b.graph, i);
-        if (nd->op != b.probe_op) continue;
-        struct vkg_backend *w = vkg_sched_get_tensor_backend(sched, nd);
+             vkg_sched_get_placement_reason(cr->sched, cr->b.probe));
+    r->n_splits = vkg_sched_get_n_splits(cr->sched);
+    for (int i = 0; i < vkg_graph_n_nodes(cr->b.graph); i++) {
+        struct vkg_tensor *nd = vkg_graph_node(cr->b.graph, i);
+        if (nd->op != cr->b.probe_op) continue;
+        struct vkg_backend *w = vkg_sched_get_tensor_backend(cr->sched, nd);
         const char *wn = w ? vkg_backend_name(w) : "none";
         if (strcmp(wn, r->expected_placement))
             conf_result_raise(
                 r, CONF_FAIL, "placement: %s node %d expected on %s%s%s, ran on %s (%s)",
                 vkg_op_slug(nd->op), i, r->expected_placement, why[0] ? " because " : "", why, wn,
-                vkg_sched_get_placement_reason(sched, nd));
+                vkg_sched_get_placement_reason(cr->sched, nd));
     }
+}
 
-    for (int i = 0; i < b.n_outputs; i++) {
-        got[i] = malloc((size_t)b.outputs[i].n * sizeof(float));
-        got2[i] = malloc((size_t)b.outputs[i].n * sizeof(float));
-        if (!got[i] || !got2[i]) {
+/* Build, place and allocate. false after raising the status. */
+static bool case_setup(struct case_run *cr, struct vkg_backend *backend) {
+    struct conf_result *r = cr->r;
+    char msg[CONF_MSG_MAX];
+    if (!backend) {
+        conf_result_raise(r, CONF_FAIL, "%s: backend init failed: %s", cr->t->name,
+                          vkg_last_error(NULL));
+        return false;
+    }
+    if (!conf_build(cr->c, cr->o->seed, &cr->b, msg, sizeof msg)) {
+        conf_result_raise(r, CONF_FAIL, "build: %s", msg);
+        return false;
+    }
+    cr->built = true;
+    if (fault_for(cr->o, "crash", cr->c->name)) raise(SIGSEGV);
+    if (fault_for(cr->o, "hang", cr->c->name))
+        for (;;)
+            pause();
+    /* expected placement, from the device limits alone */
+    char why[256] = "";
+    const bool on_device = cr->t->device >= 0 && cr->t->have_info
+                               ? conf_expect_on_vulkan(cr->c, &cr->t->info, why, sizeof why)
+                               : cr->t->make != NULL;
+    snprintf(r->expected_placement, sizeof r->expected_placement, "%s",
+             on_device ? cr->t->name : "CPU");
+    struct vkg_backend *bk[1] = {backend};
+    cr->sched = vkg_sched_new(bk, 1);
+    if (!cr->sched) {
+        conf_result_raise(r, CONF_FAIL, "vkg_sched_new: %s", vkg_last_error(NULL));
+        return false;
+    }
+    enum vkg_status st = vkg_sched_set_guard_bytes(cr->sched, GUARD_BYTES);
+    if (st == VKG_STATUS_OK) st = vkg_sched_set_profiling(cr->sched, true); /* GPU time column */
+    if (st == VKG_STATUS_OK) st = vkg_sched_alloc_graph(cr->sched, cr->b.graph);
+    if (st != VKG_STATUS_OK) {
+        const enum conf_status cs =
+            st == VKG_STATUS_OUT_OF_MEMORY || st == VKG_STATUS_UNSUPPORTED ? CONF_NOT_SUPPORTED
+                                                                          : status_of(st);
+        conf_result_raise(r, cs, "alloc: %s: %s", vkg_status_str(st), vkg_last_error(NULL));
+        return false;
+    }
+    check_placement(cr, why);
+    for (int i = 0; i < cr->b.n_outputs; i++) {
+        cr->got[i] = malloc((size_t)cr->b.outputs[i].n * sizeof(float));
+        cr->got2[i] = malloc((size_t)cr->b.outputs[i].n * sizeof(float));
+        if (!cr->got[i] || !cr->got2[i]) {
             conf_result_raise(r, CONF_FAIL, "out of host memory for results");
-            goto done;
+            return false;
         }
     }
+    return true;
+}
 
-    /* first run */
-    st = upload(&b);
-    if (st == VKG_STATUS_OK) st = vkg_sched_graph_compute(sched, b.graph);
-    if (st == VKG_STATUS_OK && fault_for(o, "lose", c->name)) {
+/* Upload, compute, check the guards, read back into got; the first time.
+ * false after raising the status. */
+static bool first_run(struct case_run *cr) {
+    struct conf_result *r = cr->r;
+    enum vkg_status st = upload(&cr->b);
+    if (st == VKG_STATUS_OK) st = vkg_sched_graph_compute(cr->sched, cr->b.graph);
+    if (st == VKG_STATUS_OK && fault_for(cr->o, "lose", cr->c->name)) {
         conf_result_raise(r, CONF_DEVICE_LOST, "compute: device lost (injected: VKG_FAULT lose)");
-        goto done;
+        return false;
     }
     if (st != VKG_STATUS_OK) {
         conf_result_raise(r, status_of(st), "compute: %s: %s", vkg_status_str(st),
                           vkg_last_error(NULL));
-        goto done;
+        return false;
     }
     char report[512] = "";
-    int n_bad = vkg_sched_check_guards(sched, report, sizeof report);
+    const int n_bad = vkg_sched_check_guards(cr->sched, report, sizeof report);
     if (n_bad)
         conf_result_raise(r, CONF_FAIL, "guards: %d tensor%s written out of bounds: %s", n_bad,
                           n_bad == 1 ? "" : "s", report);
-    st = readback(&b, got);
+    st = readback(&cr->b, cr->got);
     if (st != VKG_STATUS_OK) {
         conf_result_raise(r, status_of(st), "readback: %s: %s", vkg_status_str(st),
                           vkg_last_error(NULL));
-        goto done;
+        return false;
     }
-    double time1 = 0, time2 = 0, tmax = 0;
-    bool is_gpu = false, have_time = false;
-    for (int i = 0; i < vkg_graph_n_nodes(b.graph); i++) {
-        struct vkg_tensor *nd = vkg_graph_node(b.graph, i);
-        if (nd->op != b.probe_op) continue;
-        double us = vkg_sched_get_node_time_us(sched, nd);
-        if (us >= 0) {
-            time1 += us;
-            have_time = true;
-            is_gpu = vkg_sched_node_time_is_gpu(sched, nd);
-        }
-    }
+    cr->time1 = probe_time_us(cr, &cr->have_time, &cr->is_gpu);
+    return true;
+}
 
-    /* perturb fault: after readback, element 0 of the named output */
-    const struct conf_fault *pf = fault_for(o, "perturb", c->name);
-    for (int i = 0; pf && i < b.n_outputs; i++)
-        if (!strcmp(b.outputs[i].name, pf->output))
-            got[i][0] = (float)(b.outputs[i].ref[0] + pf->value * b.outputs[i].tol[0]);
-
-    /* metrics */
-    r->n_grads = b.n_outputs;
-    for (int i = 0; i < b.n_outputs; i++) {
-        struct conf_output *out = &b.outputs[i];
+/* Every output against the reference: Fail past its bound, QualityWarning
+ * far into it on a long chain. The perturb fault moves element 0 first. */
+static void judge_outputs(struct case_run *cr) {
+    struct conf_result *r = cr->r;
+    struct conf_built *b = &cr->b;
+    cr->pf = fault_for(cr->o, "perturb", cr->c->name);
+    for (int i = 0; cr->pf && i < b->n_outputs; i++)
+        if (!strcmp(b->outputs[i].name, cr->pf->output))
+            cr->got[i][0] = (float)(b->outputs[i].ref[0] + cr->pf->value * b->outputs[i].tol[0]);
+    r->n_grads = b->n_outputs;
+    for (int i = 0; i < b->n_outputs; i++) {
+        struct conf_output *out = &b->outputs[i];
         struct conf_grad *g = &r->grads[i];
         snprintf(g->name, sizeof g->name, "%s", out->name);
         g->deterministic = true;
         g->bound = out->bound;
-        vkgref_metrics_compute(got[i], out->ref, out->tol, out->n, &g->m);
+        vkgref_metrics_compute(cr->got[i], out->ref, out->tol, out->n, &g->m);
         if (!vkgref_metrics_pass(&g->m)) {
             char idx[96];
             index_str(g->m.worst_index, out->ne, idx, sizeof idx);
@@ -377,7 +403,7 @@ enum conf_status conf_run_case(const struct conf_case *c, const struct conf_targ
                               "%s %s[%" PRId64
                               "] %s: got %.9g, expected %.9g, bound %.3g (usage %.3g; "
                               "%" PRId64 " of %" PRId64 " over, %" PRId64 " non-finite)",
-                              vkg_op_slug(b.probe_op), out->name, g->m.worst_index, idx,
+                              vkg_op_slug(b->probe_op), out->name, g->m.worst_index, idx,
                               g->m.worst_got, g->m.worst_ref, g->m.worst_tol, g->m.bound_usage,
                               g->m.n_over, out->n, g->m.n_nonfinite);
         } else if (g->m.bound_usage > CONF_QUALITY_THRESHOLD &&
@@ -389,89 +415,106 @@ enum conf_status conf_run_case(const struct conf_case *c, const struct conf_targ
                               g->m.worst_index);
         }
     }
+}
 
-    /* second run on freshly uploaded inputs: determinism */
-    if (o->determinism) {
-        st = upload(&b);
-        if (st == VKG_STATUS_OK) st = vkg_sched_graph_compute(sched, b.graph);
-        if (st == VKG_STATUS_OK) st = readback(&b, got2);
-        if (st != VKG_STATUS_OK) {
-            conf_result_raise(r, status_of(st), "second compute: %s: %s", vkg_status_str(st),
-                              vkg_last_error(NULL));
-            goto done;
-        }
-        for (int i = 0; i < vkg_graph_n_nodes(b.graph); i++) {
-            struct vkg_tensor *nd = vkg_graph_node(b.graph, i);
-            if (nd->op == b.probe_op && vkg_sched_get_node_time_us(sched, nd) >= 0)
-                time2 += vkg_sched_get_node_time_us(sched, nd);
-        }
-        tmax = time2;
-        if (pf) /* the fault models a wrong kernel, so it must be deterministic */
-            for (int i = 0; i < b.n_outputs; i++)
-                if (!strcmp(b.outputs[i].name, pf->output)) got2[i][0] = got[i][0];
-        for (int i = 0; i < b.n_outputs; i++) {
-            struct conf_output *out = &b.outputs[i];
-            if (!memcmp(got[i], got2[i], (size_t)out->n * sizeof(float))) continue;
-            r->grads[i].deterministic = false;
-            r->deterministic = false;
-            struct vkgref_metrics m2;
-            vkgref_metrics_compute(got2[i], out->ref, out->tol, out->n, &m2);
-            if (!vkgref_metrics_pass(&m2))
-                conf_result_raise(r, CONF_FAIL,
-                                  "second run of %s differs and fails: [%" PRId64 "] got %.9g, "
-                                  "expected %.9g, bound %.3g",
-                                  out->name, m2.worst_index, m2.worst_got, m2.worst_ref,
-                                  m2.worst_tol);
-        }
-        n_bad = vkg_sched_check_guards(sched, report, sizeof report);
-        if (n_bad) conf_result_raise(r, CONF_FAIL, "guards (second run): %s", report);
+/* A second run on freshly uploaded inputs: bitwise the same, or the output
+ * is not deterministic (and fails if that run fails its bound). false after
+ * raising the status. */
+static bool second_run(struct case_run *cr) {
+    struct conf_result *r = cr->r;
+    struct conf_built *b = &cr->b;
+    enum vkg_status st = upload(b);
+    if (st == VKG_STATUS_OK) st = vkg_sched_graph_compute(cr->sched, b->graph);
+    if (st == VKG_STATUS_OK) st = readback(b, cr->got2);
+    if (st != VKG_STATUS_OK) {
+        conf_result_raise(r, status_of(st), "second compute: %s: %s", vkg_status_str(st),
+                          vkg_last_error(NULL));
+        return false;
     }
-    /* extra timed runs: the minimum is what the kernel costs, the rest is noise
-     * from whatever else the machine (or, for a CPU device, its cores) did */
-    for (int rep = 0; have_time && rep < o->time_reps; rep++) {
-        st = upload(&b);
-        if (st == VKG_STATUS_OK) st = vkg_sched_graph_compute(sched, b.graph);
+    cr->time2 = cr->tmax = probe_time_us(cr, NULL, NULL);
+    if (cr->pf) /* the fault models a wrong kernel, so it must be deterministic */
+        for (int i = 0; i < b->n_outputs; i++)
+            if (!strcmp(b->outputs[i].name, cr->pf->output)) cr->got2[i][0] = cr->got[i][0];
+    for (int i = 0; i < b->n_outputs; i++) {
+        struct conf_output *out = &b->outputs[i];
+        if (!memcmp(cr->got[i], cr->got2[i], (size_t)out->n * sizeof(float))) continue;
+        r->grads[i].deterministic = false;
+        r->deterministic = false;
+        struct vkgref_metrics m2;
+        vkgref_metrics_compute(cr->got2[i], out->ref, out->tol, out->n, &m2);
+        if (!vkgref_metrics_pass(&m2))
+            conf_result_raise(r, CONF_FAIL,
+                              "second run of %s differs and fails: [%" PRId64 "] got %.9g, "
+                              "expected %.9g, bound %.3g",
+                              out->name, m2.worst_index, m2.worst_got, m2.worst_ref,
+                              m2.worst_tol);
+    }
+    char report[512] = "";
+    if (vkg_sched_check_guards(cr->sched, report, sizeof report))
+        conf_result_raise(r, CONF_FAIL, "guards (second run): %s", report);
+    return true;
+}
+
+/* Extra timed runs, then the record's times: the minimum is what the kernel
+ * costs, the rest is noise from whatever else the machine (or, for a CPU
+ * device, its cores) did. false after raising the status. */
+static bool timed_runs(struct case_run *cr) {
+    struct conf_result *r = cr->r;
+    for (int rep = 0; cr->have_time && rep < cr->o->time_reps; rep++) {
+        enum vkg_status st = upload(&cr->b);
+        if (st == VKG_STATUS_OK) st = vkg_sched_graph_compute(cr->sched, cr->b.graph);
         if (st != VKG_STATUS_OK) {
             conf_result_raise(r, status_of(st), "timed compute %d: %s: %s", rep + 3,
                               vkg_status_str(st), vkg_last_error(NULL));
-            goto done;
+            return false;
         }
-        double tr = 0;
-        for (int i = 0; i < vkg_graph_n_nodes(b.graph); i++) {
-            struct vkg_tensor *nd = vkg_graph_node(b.graph, i);
-            if (nd->op == b.probe_op && vkg_sched_get_node_time_us(sched, nd) >= 0)
-                tr += vkg_sched_get_node_time_us(sched, nd);
-        }
-        if (tr > 0 && (time2 <= 0 || tr < time2)) time2 = tr;
-        if (tr > tmax) tmax = tr;
+        const double tr = probe_time_us(cr, NULL, NULL);
+        if (tr > 0 && (cr->time2 <= 0 || tr < cr->time2)) cr->time2 = tr;
+        if (tr > cr->tmax) cr->tmax = tr;
     }
-    if (have_time) {
-        /* the fastest run: the first may include one-time setup; the slowest
-         * of the later runs tells compare how noisy this machine is */
-        r->gpu_time_us = time2 > 0 && time2 < time1 ? time2 : time1;
-        r->gpu_time_max_us = tmax > r->gpu_time_us ? tmax : r->gpu_time_us;
-        r->time_is_gpu = is_gpu;
-        const struct conf_fault *sf = fault_for(o, "slow", c->name);
-        if (!sf && !o->retiming) sf = fault_for(o, "slowfirst", c->name);
-        if (sf) { /* simulated regression (test only) */
-            r->gpu_time_us *= sf->value;
-            r->gpu_time_max_us *= sf->value;
-        }
+    if (!cr->have_time) return true;
+    /* the fastest run: the first may include one-time setup; the slowest of
+     * the later runs tells compare how noisy this machine is */
+    r->gpu_time_us = cr->time2 > 0 && cr->time2 < cr->time1 ? cr->time2 : cr->time1;
+    r->gpu_time_max_us = cr->tmax > r->gpu_time_us ? cr->tmax : r->gpu_time_us;
+    r->time_is_gpu = cr->is_gpu;
+    const struct conf_fault *sf = fault_for(cr->o, "slow", cr->c->name);
+    if (!sf && !cr->o->retiming) sf = fault_for(cr->o, "slowfirst", cr->c->name);
+    if (sf) { /* simulated regression (test only) */
+        r->gpu_time_us *= sf->value;
+        r->gpu_time_max_us *= sf->value;
     }
-    if (o->dump_dir) {
-        /* a dump asked for and not written fails the case: the run's exit
-         * status says so, not only a line on stderr */
-        if (!conf_dump_case(o->dump_dir, &b, (const float *const *)got, r, msg, sizeof msg))
-            conf_result_raise(r, CONF_FAIL, "--dump: %s", msg);
-    }
+    return true;
+}
 
-done:
-    for (int i = 0; i < CONF_MAX_OUTPUTS; i++) {
-        free(got[i]);
-        free(got2[i]);
+enum conf_status conf_run_case(const struct conf_case *c, const struct conf_target *t,
+                               struct vkg_backend *backend, const struct conf_options *o,
+                               struct conf_result *r) {
+    const double t0 = now_ms();
+    struct case_run cr;
+    memset(&cr, 0, sizeof cr);
+    cr.c = c;
+    cr.t = t;
+    cr.o = o;
+    cr.r = r;
+    result_init(&cr);
+    if (case_setup(&cr, backend) && first_run(&cr)) {
+        judge_outputs(&cr);
+        if ((!o->determinism || second_run(&cr)) && timed_runs(&cr) && o->dump_dir) {
+            /* a dump asked for and not written fails the case: the run's exit
+             * status says so, not only a line on stderr */
+            char msg[CONF_MSG_MAX];
+            if (!conf_dump_case(o->dump_dir, &cr.b, (const float *const *)cr.got, r, msg,
+                                sizeof msg))
+                conf_result_raise(r, CONF_FAIL, "--dump: %s", msg);
+        }
     }
-    vkg_sched_free(sched);
-    conf_built_free(&b);
+    for (int i = 0; i < CONF_MAX_OUTPUTS; i++) {
+        free(cr.got[i]);
+        free(cr.got2[i]);
+    }
+    vkg_sched_free(cr.sched);
+    if (cr.built) conf_built_free(&cr.b);
     r->wall_ms = now_ms() - t0;
     return r->status;
 }
