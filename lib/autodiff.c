@@ -411,10 +411,20 @@ enum vkg_status vkg_build_backward_expand(struct vkg_context *ctx, struct vkg_gr
     if (lg->data) *(float *)lg->data = 1.0f; /* context-allocated: ready without a reset */
     vkg_ptrmap_put(&ad.grads, loss, lg);
 
+    /* Every node autodiff makes is named after the node it differentiates,
+     * "ssm_scan_back(scan_1)", so placements and fallback logs name it. */
     for (int i = n_nodes - 1; i >= 0 && !st; i--) {
         struct vkg_tensor *node = vkg_graph_node(graph, i);
         struct vkg_tensor *g = relevant(&ad, node) ? grad_of(&ad, node) : NULL;
-        if (g) st = backward_node(&ad, node, g);
+        if (!g) continue;
+        const size_t mark = vkg_ctx_n_tensors(ctx);
+        st = backward_node(&ad, node, g);
+        char origin[VKG_MAX_NAME];
+        if (node->name[0])
+            snprintf(origin, sizeof origin, "%s", node->name);
+        else
+            snprintf(origin, sizeof origin, "%s#%d", vkg_op_slug(node->op), i);
+        vkg_ctx_name_since(ctx, mark, origin);
     }
     if (st) goto done;
 

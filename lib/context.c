@@ -89,6 +89,27 @@ struct vkg_context *vkg_init(size_t mem_size) {
     return ctx;
 }
 
+size_t vkg_ctx_n_tensors(const struct vkg_context *ctx) {
+    size_t n = 0;
+    for (const struct tensor_chunk *c = ctx->chunks; c; c = c->next)
+        n += (size_t)c->used;
+    return n;
+}
+
+void vkg_ctx_name_since(struct vkg_context *ctx, size_t mark, const char *origin) {
+    size_t end = vkg_ctx_n_tensors(ctx); /* chunks run newest first */
+    for (struct tensor_chunk *c = ctx->chunks; c && end > mark; c = c->next) {
+        const size_t first = end - (size_t)c->used;
+        for (size_t i = first > mark ? first : mark; i < end; i++) {
+            struct vkg_tensor *t = &c->tensors[i - first];
+            if (t->name[0]) continue;
+            snprintf(t->name, sizeof t->name, "%s(%s)",
+                     t->op == VKG_OP_NONE ? "const" : vkg_op_slug(t->op), origin);
+        }
+        end = first;
+    }
+}
+
 bool vkg_ctx_owns_tensor(const struct vkg_context *ctx, const struct vkg_tensor *t) {
     for (const struct tensor_chunk *c = ctx->chunks; c; c = c->next)
         if (t >= c->tensors && t < c->tensors + c->used) return true;

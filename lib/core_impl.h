@@ -18,6 +18,11 @@ struct vkg_tensor *vkg_ctx_new_tensor_obj(struct vkg_context *ctx);
 /* size bytes of the context's budget, 64-byte aligned, zero-filled; NULL +
  * OUT_OF_MEMORY message when the budget is exceeded. */
 void *vkg_ctx_alloc_data(struct vkg_context *ctx, size_t size, const char *who);
+/* How many tensor objects ctx has handed out; a mark for vkg_ctx_name_since. */
+size_t vkg_ctx_n_tensors(const struct vkg_context *ctx);
+/* Name every tensor handed out since mark that has no name
+ * "<op slug>(<origin>)" ("const(<origin>)" for a leaf). */
+void vkg_ctx_name_since(struct vkg_context *ctx, size_t mark, const char *origin);
 /* True when t is one of the tensor objects ctx handed out. */
 bool vkg_ctx_owns_tensor(const struct vkg_context *ctx, const struct vkg_tensor *t);
 

@@ -463,7 +463,7 @@ static void pass_place_leaves(struct vkg_sched *s) {
     }
 }
 
-/* Pass 3: views live with their storage root. */
+/* Pass 3: views live with their storage root, and give its reason. */
 static void pass_place_views(struct vkg_sched *s) {
     for (size_t i = 0; i < s->map_cap; i++) {
         struct tinfo *e = &s->map[i];
@@ -473,8 +473,9 @@ static void pass_place_views(struct vkg_sched *s) {
         if (r == t) continue;
         struct tinfo *re = map_find(s, r);
         e->backend = re->backend;
-        snprintf(e->reason, sizeof e->reason, "%s (view of '%s')",
-                 vkg_backend_name(s->backends[re->backend]), r->name);
+        /* a view answers for its root node (a packed backward result, say) */
+        snprintf(e->reason, sizeof e->reason, "%.110s [of its root '%.40s', this being a view]",
+                 re->reason, r->name);
     }
 }
 

@@ -600,6 +600,44 @@ static void ssm_scan__ids_as_param_refused(void **state) {
     vkg_free(ctx);
 }
 
+/* Every node autodiff makes carries a name after the node it
+ * differentiates; a gradient view's placement answers for its root. */
+static void backward__nodes_named_after_their_origin(void **state) {
+    (void)state;
+    struct vkg_context *ctx = na_ctx();
+    struct vkg_tensor *x = vkg_new_tensor_4d(ctx, F32, 1, 2, 2, 1);
+    vkg_set_param(x);
+    struct vkg_tensor *scan = vkg_ssm_scan(
+        ctx, vkg_new_tensor_4d(ctx, F32, 2, 1, 2, 1), x, vkg_new_tensor_3d(ctx, F32, 2, 2, 1),
+        vkg_new_tensor_2d(ctx, F32, 2, 2), vkg_new_tensor_4d(ctx, F32, 2, 1, 2, 1),
+        vkg_new_tensor_4d(ctx, F32, 2, 1, 2, 1), vkg_new_tensor_1d(ctx, I32, 1));
+    assert_non_null(scan);
+    vkg_set_name(scan, "scan_1");
+    struct vkg_graph *g = graph_of(ctx, vkg_sum(ctx, vkg_ssm_scan_output(ctx, scan, x)));
+    const int n_forward = vkg_graph_n_nodes(g);
+    assert_int_equal(vkg_build_backward_expand(ctx, g), VKG_STATUS_OK);
+    const struct vkg_tensor *back = NULL;
+    for (int i = n_forward; i < vkg_graph_n_nodes(g); i++) {
+        const struct vkg_tensor *n = vkg_graph_node(g, i);
+        if (!n->name[0]) fail_msg("backward node %d (%s) has no name", i, vkg_op_slug(n->op));
+        if (n->op == VKG_OP_SSM_SCAN_BACK) back = n;
+    }
+    assert_non_null(back);
+    assert_string_equal(back->name, "ssm_scan_back(scan_1)");
+    struct vkg_tensor *dx = vkg_graph_get_grad(g, x);
+    assert_non_null(dx);
+    struct vkg_sched *s = vkg_sched_new(NULL, 0);
+    assert_int_equal(vkg_sched_alloc_graph(s, g), VKG_STATUS_OK);
+    const char *why = vkg_sched_get_placement_reason(s, dx);
+    assert_non_null(dx->view_src); /* a part of the packed backward result */
+    if (!strstr(why, "[of its root '"))
+        fail_msg("a view's placement reason does not name its root: '%s'", why);
+    if (!strstr(why, "CPU")) fail_msg("placement reason '%s' lacks the root's backend", why);
+    vkg_sched_free(s);
+    vkg_graph_free(g);
+    vkg_free(ctx);
+}
+
 static void backward__alloc_mode_loss_grad_is_one(void **state) {
     (void)state;
     struct vkg_context *ctx = vkg_init(1 << 16);
@@ -628,6 +666,7 @@ int main(void) {
         cmocka_unit_test(backward__backward_op_has_no_gradient),
         cmocka_unit_test(ssm_scan__ids_as_param_refused),
         cmocka_unit_test(backward__alloc_mode_loss_grad_is_one),
+        cmocka_unit_test(backward__nodes_named_after_their_origin),
     };
     enum { N_FIXED = sizeof fixed / sizeof fixed[0] };
     struct CMUnitTest tests[N_FIXED + N_CASES];
