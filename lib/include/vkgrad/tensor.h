@@ -9,6 +9,8 @@
  * vkg_cont makes a contiguous copy. Storage comes either from the context
  * (normal mode: data points to host memory at creation) or from a scheduler
  * (no-alloc mode: buffer/offset/data are set by vkg_sched_alloc_graph).
+ * A tensor lives as long as its context; its scheduler storage as long as
+ * that allocation (sched.h). Tensors follow their context's threading.
  *
  *     struct vkg_tensor *a  = vkg_new_tensor_2d(ctx, VKG_TYPE_F32, 4, 3);
  *     struct vkg_tensor *at = vkg_transpose(ctx, a);      // ne {3,4}, strided

@@ -4,8 +4,16 @@
  * is usable (lavapipe included). Without Vulkan support compiled in, or
  * without a loader/driver, vkg_vulkan_device_count() is 0 and init returns NULL.
  *
+ * Ownership and threads: a Vulkan backend is a backend (backend.h): the caller
+ * owns it, frees it after every scheduler using it, and uses it from one
+ * thread at a time; backends of different devices, or several of one device,
+ * may run on different threads. The device queries (count, description,
+ * info, tuning) may be called from any thread; the first one loads the
+ * Vulkan loader once for the process.
+ *
  * Environment: VKG_VULKAN_DISABLE=op[,op...] (op slugs, e.g. "out_prod") makes
- * supports_op refuse those ops with the reason "disabled by VKG_VULKAN_DISABLE".
+ * supports_op refuse those ops with the reason "disabled by VKG_VULKAN_DISABLE";
+ * VKGRAD_TUNING chooses kernels and layouts (vkg_vulkan_device_tuning lists it).
  *
  *     for (int i = 0; i < vkg_vulkan_device_count(); i++)
  *         printf("%s\n", vkg_vulkan_device_description(i));
