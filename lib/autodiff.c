@@ -299,7 +299,12 @@ static int mark_paths(struct ad *ad, struct vkg_tensor *loss) {
             bits |= marks_of(ad, t->src[j]) & NEEDS;
         mark(ad, t, bits);
     }
-    mark(ad, loss, REACHES);
+    if (loss) mark(ad, loss, REACHES);
+    for (int i = 0; i < vkg_graph_n_seeds(graph); i++) {
+        struct vkg_tensor *y, *g;
+        vkg_graph_seed(graph, i, &y, &g);
+        mark(ad, y, REACHES);
+    }
     for (int i = n_nodes - 1; i >= 0; i--) {
         struct vkg_tensor *t = vkg_graph_node(graph, i);
         if (!(marks_of(ad, t) & REACHES)) continue;
@@ -315,7 +320,8 @@ static int mark_paths(struct ad *ad, struct vkg_tensor *loss) {
     return n;
 }
 
-/* Finds the single LOSS tensor; error when there is none or more than one. */
+/* Finds the single LOSS tensor (NULL when outputs are seeded instead);
+ * error when there is none and no seed, or more than one. */
 static enum vkg_status find_loss(struct ad *ad, struct vkg_tensor **loss) {
     int n_nodes = vkg_graph_n_nodes(ad->graph), n_leafs = vkg_graph_n_leafs(ad->graph);
     int count = 0;
@@ -332,10 +338,15 @@ static enum vkg_status find_loss(struct ad *ad, struct vkg_tensor **loss) {
                              "have gradients",
                              t->name, vkg_type_name(t->type));
     }
+    if (count == 0 && vkg_graph_n_seeds(ad->graph) > 0) {
+        *loss = NULL;
+        return VKG_STATUS_OK;
+    }
     if (count != 1)
         return vkg_error(ad->ctx, VKG_STATUS_INVALID_ARGUMENT,
                          "build_backward_expand: the graph has %d tensors flagged LOSS, needs "
-                         "exactly one (vkg_set_loss, then vkg_build_forward_expand)",
+                         "exactly one (vkg_set_loss, then vkg_build_forward_expand) or seeded "
+                         "outputs (vkg_graph_set_grad)",
                          count);
     return VKG_STATUS_OK;
 }
@@ -401,15 +412,26 @@ enum vkg_status vkg_build_backward_expand(struct vkg_context *ctx, struct vkg_gr
         goto done;
     }
 
-    struct vkg_tensor *lg = vkg_new_tensor_1d(ctx, VKG_TYPE_F32, 1);
-    if (!lg) {
-        st = VKG_STATUS_OUT_OF_MEMORY;
-        goto done;
+    struct vkg_tensor *lg = NULL;
+    if (loss) {
+        lg = vkg_new_tensor_1d(ctx, VKG_TYPE_F32, 1);
+        if (!lg) {
+            st = VKG_STATUS_OUT_OF_MEMORY;
+            goto done;
+        }
+        lg->flags |= VKG_FLAG_LOSS_GRAD | VKG_FLAG_INPUT;
+        vkg_set_name(lg, "loss_grad");
+        if (lg->data) *(float *)lg->data = 1.0f; /* context-allocated: ready without a reset */
+        vkg_ptrmap_put(&ad.grads, loss, lg);
     }
-    lg->flags |= VKG_FLAG_LOSS_GRAD | VKG_FLAG_INPUT;
-    vkg_set_name(lg, "loss_grad");
-    if (lg->data) *(float *)lg->data = 1.0f; /* context-allocated: ready without a reset */
-    vkg_ptrmap_put(&ad.grads, loss, lg);
+    /* seeded outputs: their gradients start as the caller's tensors */
+    for (int i = 0; i < vkg_graph_n_seeds(graph) && !st; i++) {
+        struct vkg_tensor *y, *g;
+        vkg_graph_seed(graph, i, &y, &g);
+        g->flags |= VKG_FLAG_INPUT;
+        if (relevant(&ad, y)) st = acc(&ad, y, g);
+    }
+    if (st) goto done;
 
     /* Every node autodiff makes is named after the node it differentiates,
      * "ssm_scan_back(scan_1)", so placements and fallback logs name it. */
@@ -428,7 +450,13 @@ enum vkg_status vkg_build_backward_expand(struct vkg_context *ctx, struct vkg_gr
     }
     if (st) goto done;
 
-    if ((st = vkg_build_forward_expand(graph, lg))) goto done;
+    if (lg && (st = vkg_build_forward_expand(graph, lg))) goto done;
+    for (int i = 0; i < vkg_graph_n_seeds(graph) && !st; i++) {
+        struct vkg_tensor *y, *g;
+        vkg_graph_seed(graph, i, &y, &g);
+        st = vkg_build_forward_expand(graph, g); /* allocated with the graph */
+    }
+    if (st) goto done;
     vkg_graph_set_loss_grad(graph, lg);
     st = finish_params(&ad, &claimed);
 

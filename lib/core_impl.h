@@ -60,6 +60,10 @@ bool vkg_ptrmap_get(const struct vkg_ptrmap *m, const void *key, void **val);
  * min_entries given at init — callers size it). */
 bool vkg_ptrmap_put(struct vkg_ptrmap *m, const void *key, void *val);
 
+/* The outputs seeded with vkg_graph_set_grad, and their gradients. */
+int vkg_graph_n_seeds(const struct vkg_graph *graph);
+void vkg_graph_seed(const struct vkg_graph *graph, int i, struct vkg_tensor **y,
+                    struct vkg_tensor **g);
 /* Graph state autodiff writes. */
 void vkg_graph_set_loss_grad(struct vkg_graph *graph, struct vkg_tensor *loss_grad);
 enum vkg_status vkg_graph_set_param_grad(struct vkg_graph *graph, const struct vkg_tensor *param,

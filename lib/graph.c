@@ -93,6 +93,9 @@ struct vkg_graph {
     struct vkg_ptrmap grads;   /* param -> gradient */
     struct vkg_tensor *loss_grad;
     bool backward_built;
+    /* vkg_graph_set_grad: outputs y with their upstream gradients g */
+    struct vkg_tensor **seed_y, **seed_g;
+    int n_seeds;
 };
 
 struct vkg_graph *vkg_graph_new(struct vkg_context *ctx, int max_nodes) {
@@ -124,6 +127,8 @@ void vkg_graph_free(struct vkg_graph *graph) {
     free(graph->leafs);
     vkg_ptrmap_free(&graph->visited);
     vkg_ptrmap_free(&graph->grads);
+    free(graph->seed_y);
+    free(graph->seed_g);
     free(graph);
 }
 
@@ -206,9 +211,47 @@ struct vkg_tensor *vkg_graph_get_grad(const struct vkg_graph *graph, const struc
     return g;
 }
 
+enum vkg_status vkg_graph_set_grad(struct vkg_graph *graph, struct vkg_tensor *y,
+                                   struct vkg_tensor *g) {
+    if (!graph || !y || !g)
+        return vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT, "graph_set_grad: %s is NULL",
+                         !graph ? "graph" : !y ? "y" : "g");
+    struct vkg_context *ctx = graph->ctx;
+    if (graph->backward_built)
+        return vkg_error(ctx, VKG_STATUS_INVALID_ARGUMENT,
+                         "graph_set_grad: the backward graph is already built");
+    if (!vkg_ptrmap_get(&graph->visited, y, NULL))
+        return vkg_error(ctx, VKG_STATUS_INVALID_ARGUMENT,
+                         "graph_set_grad: '%s' is not in the graph (vkg_build_forward_expand it)",
+                         y->name);
+    if (g->type != VKG_TYPE_F32 || y->type != VKG_TYPE_F32 || g == y ||
+        memcmp(g->ne, y->ne, sizeof g->ne) != 0)
+        return vkg_error(ctx, VKG_STATUS_INVALID_ARGUMENT,
+                         "graph_set_grad: the gradient of '%s' must be another f32 tensor of its "
+                         "shape [%lld, %lld, %lld, %lld]",
+                         y->name, (long long)y->ne[0], (long long)y->ne[1], (long long)y->ne[2],
+                         (long long)y->ne[3]);
+    for (int i = 0; i < graph->n_seeds; i++)
+        if (graph->seed_y[i] == y) {
+            graph->seed_g[i] = g;
+            return VKG_STATUS_OK;
+        }
+    struct vkg_tensor **ny = realloc(graph->seed_y, (size_t)(graph->n_seeds + 1) * sizeof *ny);
+    if (ny) graph->seed_y = ny;
+    struct vkg_tensor **ng =
+        ny ? realloc(graph->seed_g, (size_t)(graph->n_seeds + 1) * sizeof *ng) : NULL;
+    if (ng) graph->seed_g = ng;
+    if (!ny || !ng) return vkg_error(ctx, VKG_STATUS_OUT_OF_MEMORY, "graph_set_grad: no memory");
+    graph->seed_y[graph->n_seeds] = y;
+    graph->seed_g[graph->n_seeds++] = g;
+    return VKG_STATUS_OK;
+}
+
 enum vkg_status vkg_graph_reset(struct vkg_graph *graph) {
     if (!graph) return vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT, "graph_reset: graph is NULL");
     struct vkg_tensor *lg = graph->loss_grad;
+    /* seeded gradients only: they are the caller's inputs, nothing to set */
+    if (!lg && graph->backward_built && graph->n_seeds > 0) return VKG_STATUS_OK;
     if (!lg)
         return vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT,
                          "graph_reset: the graph has no loss gradient (call "
@@ -264,6 +307,16 @@ struct vkg_context *vkg_graph_context(const struct vkg_graph *graph) {
 }
 
 /* ---- internal, for autodiff.c ---------------------------------------------- */
+
+int vkg_graph_n_seeds(const struct vkg_graph *graph) {
+    return graph->n_seeds;
+}
+
+void vkg_graph_seed(const struct vkg_graph *graph, int i, struct vkg_tensor **y,
+                    struct vkg_tensor **g) {
+    *y = graph->seed_y[i];
+    *g = graph->seed_g[i];
+}
 
 void vkg_graph_set_loss_grad(struct vkg_graph *graph, struct vkg_tensor *loss_grad) {
     graph->loss_grad = loss_grad;

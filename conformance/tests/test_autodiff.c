@@ -638,6 +638,92 @@ static void backward__nodes_named_after_their_origin(void **state) {
     vkg_free(ctx);
 }
 
+/* dL/dW of y = (W·x)², two ways: the upstream gradient G seeded on y with
+ * vkg_graph_set_grad, or the loss sum(mul(y, G)). Computed on the backend
+ * (CPU when dev < 0); dW returned in out. */
+enum { SW_K = 4, SW_M = 3, SW_N = 5 };
+static void seeded_dw(bool seeded, int dev, float out[SW_K * SW_M]) {
+    struct vkg_context *ctx = na_ctx();
+    struct vkg_tensor *W = vkg_new_tensor_2d(ctx, F32, SW_K, SW_M),
+                      *x = vkg_new_tensor_2d(ctx, F32, SW_K, SW_N),
+                      *G = vkg_new_tensor_2d(ctx, F32, SW_M, SW_N);
+    vkg_set_param(W);
+    struct vkg_tensor *y = vkg_sqr(ctx, vkg_mul_mat(ctx, W, x));
+    struct vkg_graph *g = vkg_graph_new(ctx, 256);
+    if (seeded) {
+        assert_int_equal(vkg_build_forward_expand(g, y), VKG_STATUS_OK);
+        assert_int_equal(vkg_graph_set_grad(g, y, G), VKG_STATUS_OK);
+    } else {
+        struct vkg_tensor *loss = vkg_sum(ctx, vkg_mul(ctx, y, G));
+        vkg_set_loss(loss);
+        assert_int_equal(vkg_build_forward_expand(g, loss), VKG_STATUS_OK);
+    }
+    assert_int_equal(vkg_build_backward_expand(ctx, g), VKG_STATUS_OK);
+    struct vkg_tensor *dw = vkg_graph_get_grad(g, W);
+    assert_non_null(dw);
+    struct vkg_backend *vk = dev >= 0 ? vkg_backend_vulkan_init(dev) : NULL;
+    struct vkg_backend *bk[1] = {vk};
+    struct vkg_sched *s = vkg_sched_new(vk ? bk : NULL, vk ? 1 : 0);
+    assert_int_equal(vkg_sched_alloc_graph(s, g), VKG_STATUS_OK);
+    float hw[SW_K * SW_M], hx[SW_K * SW_N], hg[SW_M * SW_N];
+    for (int i = 0; i < SW_K * SW_M; i++)
+        hw[i] = 0.25f * (float)((i * 7) % 11) - 1.0f;
+    for (int i = 0; i < SW_K * SW_N; i++)
+        hx[i] = 0.125f * (float)((i * 5) % 13) - 0.75f;
+    for (int i = 0; i < SW_M * SW_N; i++)
+        hg[i] = 0.5f * (float)((i * 3) % 7) - 1.5f;
+    assert_int_equal(vkg_backend_tensor_set(W, hw, 0, sizeof hw), VKG_STATUS_OK);
+    assert_int_equal(vkg_backend_tensor_set(x, hx, 0, sizeof hx), VKG_STATUS_OK);
+    assert_int_equal(vkg_backend_tensor_set(G, hg, 0, sizeof hg), VKG_STATUS_OK);
+    assert_int_equal(vkg_graph_reset(g), VKG_STATUS_OK);
+    assert_int_equal(vkg_sched_graph_compute(s, g), VKG_STATUS_OK);
+    assert_int_equal(vkg_backend_tensor_get(dw, out, 0, SW_K * SW_M * sizeof(float)),
+                     VKG_STATUS_OK);
+    vkg_sched_free(s);
+    vkg_backend_free(vk);
+    vkg_graph_free(g);
+    vkg_free(ctx);
+}
+
+/* A seeded upstream gradient gives the gradient the sum(mul(y, G)) route
+ * gives: the same kernels after the seed, so bitwise the same. */
+static void graph_set_grad__matches_sum_of_mul_route(void **state) {
+    (void)state;
+    for (int dev = -1; dev < (vkg_vulkan_device_count() > 0 ? 1 : 0); dev++) {
+        float a[SW_K * SW_M], b[SW_K * SW_M];
+        seeded_dw(true, dev, a);
+        seeded_dw(false, dev, b);
+        for (int i = 0; i < SW_K * SW_M; i++)
+            if (memcmp(&a[i], &b[i], sizeof a[i]) != 0)
+                fail_msg("%s: dW[%d] seeded %.9g, via sum(mul(y, G)) %.9g",
+                         dev < 0 ? "CPU" : "Vulkan0", i, a[i], b[i]);
+        bool nonzero = false;
+        for (int i = 0; i < SW_K * SW_M; i++)
+            nonzero |= a[i] != 0.0f;
+        assert_true(nonzero);
+    }
+}
+
+static void graph_set_grad__bad_input_is_refused(void **state) {
+    (void)state;
+    struct vkg_context *ctx = na_ctx();
+    struct vkg_tensor *W = vkg_new_tensor_2d(ctx, F32, 4, 3), *x = vkg_new_tensor_2d(ctx, F32, 4, 5);
+    vkg_set_param(W);
+    struct vkg_tensor *y = vkg_mul_mat(ctx, W, x), *other = vkg_new_tensor_2d(ctx, F32, 3, 5);
+    struct vkg_graph *g = vkg_graph_new(ctx, 64);
+    assert_int_equal(vkg_graph_set_grad(g, y, other), VKG_STATUS_INVALID_ARGUMENT); /* not in g */
+    assert_int_equal(vkg_build_forward_expand(g, y), VKG_STATUS_OK);
+    assert_int_equal(vkg_graph_set_grad(g, y, vkg_new_tensor_2d(ctx, F32, 5, 3)),
+                     VKG_STATUS_INVALID_ARGUMENT); /* shape */
+    assert_int_equal(vkg_graph_set_grad(g, y, y), VKG_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(vkg_graph_set_grad(NULL, y, other), VKG_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(vkg_graph_set_grad(g, y, other), VKG_STATUS_OK);
+    assert_int_equal(vkg_build_backward_expand(ctx, g), VKG_STATUS_OK);
+    assert_int_equal(vkg_graph_set_grad(g, y, other), VKG_STATUS_INVALID_ARGUMENT); /* built */
+    vkg_graph_free(g);
+    vkg_free(ctx);
+}
+
 static void backward__alloc_mode_loss_grad_is_one(void **state) {
     (void)state;
     struct vkg_context *ctx = vkg_init(1 << 16);
@@ -667,6 +753,8 @@ int main(void) {
         cmocka_unit_test(ssm_scan__ids_as_param_refused),
         cmocka_unit_test(backward__alloc_mode_loss_grad_is_one),
         cmocka_unit_test(backward__nodes_named_after_their_origin),
+        cmocka_unit_test(graph_set_grad__matches_sum_of_mul_route),
+        cmocka_unit_test(graph_set_grad__bad_input_is_refused),
     };
     enum { N_FIXED = sizeof fixed / sizeof fixed[0] };
     struct CMUnitTest tests[N_FIXED + N_CASES];

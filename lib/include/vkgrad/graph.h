@@ -37,14 +37,26 @@ void vkg_graph_free(struct vkg_graph *graph);
 /* Add t and everything it depends on (each tensor once). Fails with
  * INVALID_ARGUMENT on NULL, OUT_OF_MEMORY when max_nodes is exceeded. */
 enum vkg_status vkg_build_forward_expand(struct vkg_graph *graph, struct vkg_tensor *t);
-/* Autodiff: see the header comment. Needs exactly one LOSS tensor in the
- * graph. Fails (message in vkg_last_error) if no parameter reaches the loss
- * or an op on the path has no gradient for the needed input. */
+/* Seed the upstream gradient dL/dy of an output y of the graph with g, a
+ * tensor of y's shape that the caller fills (an input): backpropagating an
+ * arbitrary dL/dy without building sum(mul(y, g)). Call after
+ * vkg_build_forward_expand and before vkg_build_backward_expand; several
+ * outputs may be seeded (seeding y again replaces its g). With seeds the
+ * graph needs no LOSS tensor; with both, the gradients add. INVALID_ARGUMENT
+ * when y is not in the graph, g has another shape or type, or the backward
+ * graph is built. */
+enum vkg_status vkg_graph_set_grad(struct vkg_graph *graph, struct vkg_tensor *y,
+                                   struct vkg_tensor *g);
+/* Autodiff: see the header comment. Needs one LOSS tensor in the graph, or
+ * outputs seeded with vkg_graph_set_grad. Fails (message in vkg_last_error)
+ * if no parameter reaches them or an op on the path has no gradient for the
+ * needed input. */
 enum vkg_status vkg_build_backward_expand(struct vkg_context *ctx, struct vkg_graph *graph);
 /* dL/dt, or NULL when t is not a parameter reached by the loss (or the
  * backward graph has not been built). */
 struct vkg_tensor *vkg_graph_get_grad(const struct vkg_graph *graph, const struct vkg_tensor *t);
-/* Set the loss gradient to 1. Needs allocated storage. */
+/* Set the loss gradient to 1. Needs allocated storage. With seeded outputs
+ * only, there is nothing to set (the seeds are the caller's inputs): OK. */
 enum vkg_status vkg_graph_reset(struct vkg_graph *graph);
 
 int vkg_graph_n_nodes(const struct vkg_graph *graph);
