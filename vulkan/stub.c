@@ -30,6 +30,12 @@ enum vkg_status vkg_vulkan_device_tuning(int i, vkg_vulkan_tuning_fn fn, void *u
                      "Vulkan device %d: vkgrad was built without Vulkan support", i);
 }
 
+enum vkg_status vkg_vulkan_device_op_limits(int i, struct vkg_vulkan_op_limits *out) {
+    (void)out;
+    return vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT,
+                     "Vulkan device %d: vkgrad was built without Vulkan support", i);
+}
+
 struct vkg_backend *vkg_backend_vulkan_init(int i) {
     vkg_error(NULL, VKG_STATUS_UNSUPPORTED,
               "Vulkan%d: vkgrad was built without Vulkan support (-Dvulkan=disabled or no "

@@ -18,7 +18,8 @@ static void usage(FILE *f) {
                "\n"
                "List every Vulkan device (backend Vulkan<i>): device and driver identity, API\n"
                "version, CPU or GPU, subgroup size, shared memory, workgroup and storage-buffer\n"
-               "limits, device-local memory, float atomic add and cooperative matrix support.\n"
+               "limits, device-local memory, float atomic add and cooperative matrix support,\n"
+               "and the largest shapes the kernels take (d_state, d_conv, one binding).\n"
                "\n"
                "  --json   one JSON object {\"vulkan_available\": ..., \"devices\": [...]}\n"
                "  --tuning also list each device's tuning: every key of VKGRAD_TUNING\n"
@@ -41,6 +42,39 @@ static void print_bytes(char *buf, size_t size, uint64_t b) {
         snprintf(buf, size, "%llu B", (unsigned long long)b);
 }
 
+/* The largest shapes the kernels take (vkg_vulkan_device_op_limits). */
+static void print_op_limits(int i) {
+    struct vkg_vulkan_op_limits l;
+    if (vkg_vulkan_device_op_limits(i, &l) != VKG_STATUS_OK) {
+        printf("  op limits           %s\n", vkg_last_error(NULL));
+        return;
+    }
+    printf("  ssm_scan d_state    <= %lld (Mamba-1), <= %lld (Mamba-2, head_dim 64)\n",
+           (long long)l.scan_fwd_d_state_mamba1, (long long)l.scan_fwd_d_state_mamba2);
+    printf("  ssm_scan_back       d_state <= %lld (Mamba-1), <= %lld (Mamba-2, head_dim 64)\n",
+           (long long)l.scan_back_d_state_mamba1, (long long)l.scan_back_d_state_mamba2);
+    printf("  ssm_conv_back       d_conv <= %lld (64 channels x 64 tokens)\n",
+           (long long)l.conv_back_d_conv);
+    printf("  one binding         <= %llu bytes (a tensor or a scratch region)\n",
+           (unsigned long long)l.binding_bytes);
+}
+
+static json_object *op_limits_json(int i) {
+    struct vkg_vulkan_op_limits l;
+    if (vkg_vulkan_device_op_limits(i, &l) != VKG_STATUS_OK) return NULL;
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "ssm_scan_d_state_mamba1", json_object_new_int64(l.scan_fwd_d_state_mamba1));
+    json_object_object_add(o, "ssm_scan_d_state_mamba2_head_dim64",
+                           json_object_new_int64(l.scan_fwd_d_state_mamba2));
+    json_object_object_add(o, "ssm_scan_back_d_state_mamba1",
+                           json_object_new_int64(l.scan_back_d_state_mamba1));
+    json_object_object_add(o, "ssm_scan_back_d_state_mamba2_head_dim64",
+                           json_object_new_int64(l.scan_back_d_state_mamba2));
+    json_object_object_add(o, "ssm_conv_back_d_conv_64x64", json_object_new_int64(l.conv_back_d_conv));
+    json_object_object_add(o, "binding_bytes", json_object_new_int64((int64_t)l.binding_bytes));
+    return o;
+}
+
 static void print_text(int i, const struct vkg_vulkan_device_info *in) {
     char range[32], local[32];
     print_bytes(range, sizeof range, in->max_storage_buffer_range);
@@ -61,6 +95,7 @@ static void print_text(int i, const struct vkg_vulkan_device_info *in) {
     printf("  float atomic add    %s\n", in->float_atomic_add ? "yes" : "no");
     printf("  cooperative matrix  %s\n", in->cooperative_matrix ? "yes" : "no");
     printf("  timestamp period    %g ns\n", in->timestamp_period_ns);
+    print_op_limits(i);
 }
 
 static json_object *info_json(int i, const struct vkg_vulkan_device_info *in) {
@@ -135,6 +170,7 @@ int vkg_cmd_devices(int argc, char **argv) {
             if (vkg_vulkan_device_get_info(i, &in) != VKG_STATUS_OK) continue;
             json_object *dev = info_json(i, &in);
             json_object_array_add(arr, dev);
+            json_object_object_add(dev, "op_limits", op_limits_json(i));
             if (!tuning) continue;
             json_object *t = json_object_new_object();
             json_object_object_add(dev, "tuning", t);

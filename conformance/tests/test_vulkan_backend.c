@@ -442,6 +442,48 @@ static void range__span_past_max_storage_buffer_refused_with_limit(void **state)
     }
 }
 
+/* vkgrad devices' op limits are the edges supports_op draws: the conv
+ * backward at 64 channels x 64 tokens taken at d_conv = limit, refused one
+ * past it with the limit named; the Mamba-1 scan backward the same way. */
+static void op_limits__are_where_supports_op_refuses(void **state) {
+    (void)state;
+    for (int d = 0; d < vkg_vulkan_device_count(); d++) {
+        struct vkg_vulkan_op_limits l;
+        assert_int_equal(vkg_vulkan_device_op_limits(d, &l), VKG_STATUS_OK);
+        assert_true(l.conv_back_d_conv > 0 && l.scan_back_d_state_mamba1 > 0);
+        struct vkg_backend *be = vkg_backend_vulkan_init(d);
+        assert_non_null(be);
+        struct vkg_context *ctx = vkg_init(1u << 20);
+        vkg_set_no_alloc(ctx, true);
+        char reason[256];
+        for (int past = 0; past < 2; past++) {
+            const int64_t k = l.conv_back_d_conv + past;
+            struct vkg_tensor *node = vkg_ssm_conv_back(
+                ctx, vkg_new_tensor_3d(ctx, VKG_TYPE_F32, k - 1 + 64, 64, 1),
+                vkg_new_tensor_2d(ctx, VKG_TYPE_F32, k, 64), vkg_new_tensor_3d(ctx, VKG_TYPE_F32, 64, 64, 1));
+            assert_non_null(node);
+            const bool ok = vkg_backend_supports_op(be, node, reason, sizeof reason);
+            if (ok == (bool)past) fail_msg("ssm_conv_back d_conv=%lld: %s", (long long)k, reason);
+            if (past && !strstr(reason, "d_conv")) fail_msg("reason '%s' lacks d_conv", reason);
+        }
+        for (int past = 0; past < 2; past++) {
+            const int64_t n = l.scan_back_d_state_mamba1 + past;
+            struct vkg_tensor *x = vkg_new_tensor_4d(ctx, VKG_TYPE_F32, 1, 1, 1, 1);
+            struct vkg_tensor *node = vkg_ssm_scan_back(
+                ctx, vkg_new_tensor_4d(ctx, VKG_TYPE_F32, n, 1, 1, 1), x,
+                vkg_new_tensor_3d(ctx, VKG_TYPE_F32, 1, 1, 1), vkg_new_tensor_2d(ctx, VKG_TYPE_F32, n, 1),
+                vkg_new_tensor_4d(ctx, VKG_TYPE_F32, n, 1, 1, 1),
+                vkg_new_tensor_4d(ctx, VKG_TYPE_F32, n, 1, 1, 1), vkg_new_tensor_1d(ctx, VKG_TYPE_I32, 1),
+                vkg_new_tensor_1d(ctx, VKG_TYPE_F32, 1 + n));
+            if (!node) fail_msg("ssm_scan_back: %s", vkg_last_error(ctx));
+            const bool ok = vkg_backend_supports_op(be, node, reason, sizeof reason);
+            if (ok == (bool)past) fail_msg("ssm_scan_back d_state=%lld: %s", (long long)n, reason);
+        }
+        vkg_free(ctx);
+        vkg_backend_free(be);
+    }
+}
+
 static void types__i32_refused_with_reason(void **state) {
     (void)state;
     struct vkg_backend *be = vkg_backend_vulkan_init(0);
@@ -745,6 +787,7 @@ int main(void) {
         cmocka_unit_test(devices__enumerate_with_sane_info),
         cmocka_unit_test(disable__refuses_listed_ops_with_reason),
         cmocka_unit_test(range__span_past_max_storage_buffer_refused_with_limit),
+        cmocka_unit_test(op_limits__are_where_supports_op_refuses),
         cmocka_unit_test(types__i32_refused_with_reason),
         cmocka_unit_test(timestamps__node_times_positive),
         cmocka_unit_test(fault__dropped_dispatch_leaves_nan_detected),

@@ -67,6 +67,19 @@ typedef void (*vkg_vulkan_tuning_fn)(const char *key, const char *value, const c
                                      const char *doc, void *user);
 enum vkg_status vkg_vulkan_device_tuning(int i, vkg_vulkan_tuning_fn fn, void *user);
 
+/* The largest shapes device i's kernels take: the numbers supports_op
+ * refuses past (with the limit named), found from the same plans. The scan
+ * limits are for a small node (Mamba-2 at head_dim 64), the conv limit for
+ * 64 channels x 64 tokens; 0 means the op never runs on the device. Opens
+ * the device. INVALID_ARGUMENT for a bad index or a refused VKGRAD_TUNING. */
+struct vkg_vulkan_op_limits {
+    int64_t scan_fwd_d_state_mamba1, scan_fwd_d_state_mamba2;   /* SSM_SCAN */
+    int64_t scan_back_d_state_mamba1, scan_back_d_state_mamba2; /* SSM_SCAN_BACK */
+    int64_t conv_back_d_conv;                                   /* SSM_CONV_BACK */
+    uint64_t binding_bytes; /* the most one tensor or scratch region may span */
+};
+enum vkg_status vkg_vulkan_device_op_limits(int i, struct vkg_vulkan_op_limits *out);
+
 /* ---- pipeline statistics ---------------------------------------------------
  *
  * What the driver says about each compiled kernel (register count, spills,
