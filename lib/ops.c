@@ -55,6 +55,14 @@ const char *vkg_op_slug(int op) {
     return op >= 0 && op < VKG_OP_COUNT && op_names[op].slug ? op_names[op].slug : "?";
 }
 
+int vkg_op_of_slug(const char *s, size_t len) {
+    for (int op = 1; op < VKG_OP_COUNT; op++) {
+        const char *slug = vkg_op_slug(op);
+        if (strlen(slug) == len && strncmp(slug, s, len) == 0) return op;
+    }
+    return VKG_OP_NONE;
+}
+
 bool vkg_op_is_view(int op) {
     return op == VKG_OP_VIEW || op == VKG_OP_RESHAPE || op == VKG_OP_TRANSPOSE ||
            op == VKG_OP_PERMUTE;

@@ -5,14 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int op_of(const char *s, size_t len) {
-    for (int op = 1; op < VKG_OP_COUNT; op++) {
-        const char *slug = vkg_op_slug(op);
-        if (strlen(slug) == len && strncmp(slug, s, len) == 0) return op;
-    }
-    return 0;
-}
-
 static int parse_bool(const char *v, size_t len, bool *out) {
     if (len == 1 && (*v == '0' || *v == '1')) {
         *out = *v == '1';
@@ -37,7 +29,7 @@ int vkg_testing_options_read(struct vkg_testing_options *o, const char *spec, ch
             const size_t kl = (size_t)(eq - p), vl = len - kl - 1;
             int bad = 0;
             if (kl == 13 && !strncmp(p, "drop_dispatch", kl))
-                bad = !(o->drop_dispatch_op = op_of(eq + 1, vl));
+                bad = !(o->drop_dispatch_op = vkg_op_of_slug(eq + 1, vl));
             else if (kl == 13 && !strncmp(p, "force_staging", kl))
                 bad = parse_bool(eq + 1, vl, &o->force_staging);
             else if (kl == 18 && !strncmp(p, "no_push_descriptor", kl))

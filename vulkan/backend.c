@@ -574,21 +574,13 @@ static const struct vkg_backend_iface vk_iface = {
 };
 
 /* Op slug -> enum vkg_op, or -1. */
-static int op_of_slug(const char *s, size_t len) {
-    for (int op = 1; op < VKG_OP_COUNT; op++) {
-        const char *slug = vkg_op_slug(op);
-        if (strlen(slug) == len && strncmp(slug, s, len) == 0) return op;
-    }
-    return -1;
-}
-
 static void parse_disable(struct vkg_vk_backend *be) {
     const char *env = getenv("VKG_VULKAN_DISABLE");
     if (!env) return;
     for (const char *p = env; *p;) {
         size_t len = strcspn(p, ", ");
         if (len) {
-            int op = op_of_slug(p, len);
+            int op = vkg_op_of_slug(p, len);
             if (op > 0)
                 be->disabled[op] = true;
             else

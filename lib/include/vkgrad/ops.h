@@ -59,6 +59,8 @@ enum vkg_op {
 const char *vkg_op_name(int op);
 /* Lowercase case-name form: "mul_mat", "ssm_scan_back". */
 const char *vkg_op_slug(int op);
+/* The op whose vkg_op_slug is s[0..len), or 0 (VKG_OP_NONE) for none. */
+int vkg_op_of_slug(const char *s, size_t len);
 /* True for VIEW, RESHAPE, TRANSPOSE, PERMUTE (no computation). */
 bool vkg_op_is_view(int op);
 
