@@ -30,13 +30,8 @@ static FILE *open_file(const char *path, char *msg, size_t msg_size) {
 /* ---- (case, backend) index: loading and comparing stay linear in size ---- */
 
 static uint64_t key_hash(const char *c, const char *b) {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a over "case\0backend" */
-    for (const char *p = c; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ull;
-    h *= 1099511628211ull;
-    for (const char *p = b; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ull;
-    return h;
+    /* FNV-1a over "case\0backend" */
+    return conf_hash_str(conf_hash_str(1469598103934665603ull, c) * 1099511628211ull, b);
 }
 
 struct rindex {

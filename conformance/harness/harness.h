@@ -210,6 +210,10 @@ struct conf_options {
 };
 void conf_options_default(struct conf_options *o);
 
+/* A result that names case c on target t (identity, seed, no time yet,
+ * deterministic, Pass); every other field zero. */
+void conf_result_init(struct conf_result *r, const struct conf_case *c, const struct conf_target *t,
+                      const struct conf_options *o);
 /* Run case c on target t using backend (created by the caller, reused across
  * cases). Never aborts on a case's failure; returns r->status. */
 enum conf_status conf_run_case(const struct conf_case *c, const struct conf_target *t,

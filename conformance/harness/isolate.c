@@ -49,21 +49,6 @@ const char *conf_interrupted(void) {
     return stop_signal == SIGINT ? "SIGINT" : stop_signal == SIGTERM ? "SIGTERM" : NULL;
 }
 
-static void fill_identity(struct conf_job *j, const struct conf_options *o) {
-    struct conf_result *r = j->r;
-    memset(r, 0, sizeof *r);
-    snprintf(r->case_name, sizeof r->case_name, "%s", j->c->name);
-    snprintf(r->backend, sizeof r->backend, "%s", j->t->name);
-    snprintf(r->device, sizeof r->device, "%s", j->t->device_name);
-    snprintf(r->driver, sizeof r->driver, "%s", j->t->driver);
-    snprintf(r->api_version, sizeof r->api_version, "%s", j->t->api_version);
-    snprintf(r->vkgrad_version, sizeof r->vkgrad_version, "%s", vkg_version());
-    r->seed = o->seed;
-    r->gpu_time_us = r->gpu_time_max_us = r->gpu_time_first_us = -1;
-    r->device_is_cpu = j->t->have_info && j->t->info.is_cpu;
-    r->deterministic = true;
-}
-
 static void run_inline(struct conf_job *jobs, int n, const struct conf_options *o,
                        conf_progress_fn progress, void *user) {
     struct vkg_backend *bk = NULL;
@@ -196,7 +181,7 @@ static bool run_group(struct conf_job *jobs, int first, int last, const struct c
                     char msg[256];
                     struct conf_job *j = &jobs[idx];
                     if (!js || !conf_result_from_json(js + 1, j->r, msg, sizeof msg)) {
-                        fill_identity(j, o);
+                        conf_result_init(j->r, j->c, j->t, o);
                         conf_result_raise(j->r, CONF_FAIL, "harness: bad record from the child: %s",
                                           js ? msg : "empty");
                     }
@@ -221,7 +206,7 @@ static bool run_group(struct conf_job *jobs, int first, int last, const struct c
         /* the child stopped before finishing: blame the job it was on */
         int victim = cur >= 0 ? cur : next;
         struct conf_job *j = &jobs[victim];
-        fill_identity(j, o);
+        conf_result_init(j->r, j->c, j->t, o);
         if (killed)
             conf_result_raise(j->r, CONF_TIMEOUT, "no result within %.0f s%s; the child was killed",
                               o->timeout_s, cur < 0 ? " (backend init)" : "");

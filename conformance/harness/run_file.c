@@ -8,11 +8,8 @@
 
 void conf_run_hash_cases(const struct conf_case *c, int n, char out[17]) {
     uint64_t h = 1469598103934665603ull;
-    for (int i = 0; i < n; i++) {
-        for (const char *p = c[i].name; *p; p++)
-            h = (h ^ (unsigned char)*p) * 1099511628211ull;
-        h = (h ^ '\n') * 1099511628211ull;
-    }
+    for (int i = 0; i < n; i++)
+        h = (conf_hash_str(h, c[i].name) ^ '\n') * 1099511628211ull;
     snprintf(out, 17, "%016llx", (unsigned long long)h);
 }
 

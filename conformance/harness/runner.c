@@ -243,18 +243,18 @@ struct case_run {
     bool is_gpu, have_time;
 };
 
-static void result_init(struct case_run *cr) {
-    struct conf_result *r = cr->r;
+void conf_result_init(struct conf_result *r, const struct conf_case *c, const struct conf_target *t,
+                      const struct conf_options *o) {
     memset(r, 0, sizeof *r);
-    snprintf(r->case_name, sizeof r->case_name, "%s", cr->c->name);
-    snprintf(r->backend, sizeof r->backend, "%s", cr->t->name);
-    snprintf(r->device, sizeof r->device, "%s", cr->t->device_name);
-    snprintf(r->driver, sizeof r->driver, "%s", cr->t->driver);
-    snprintf(r->api_version, sizeof r->api_version, "%s", cr->t->api_version);
+    snprintf(r->case_name, sizeof r->case_name, "%s", c->name);
+    snprintf(r->backend, sizeof r->backend, "%s", t->name);
+    snprintf(r->device, sizeof r->device, "%s", t->device_name);
+    snprintf(r->driver, sizeof r->driver, "%s", t->driver);
+    snprintf(r->api_version, sizeof r->api_version, "%s", t->api_version);
     snprintf(r->vkgrad_version, sizeof r->vkgrad_version, "%s", vkg_version());
-    r->seed = cr->o->seed;
+    r->seed = o->seed;
     r->gpu_time_us = r->gpu_time_max_us = r->gpu_time_first_us = -1;
-    r->device_is_cpu = cr->t->have_info && cr->t->info.is_cpu;
+    r->device_is_cpu = t->have_info && t->info.is_cpu;
     r->deterministic = true;
     r->status = CONF_PASS;
 }
@@ -497,7 +497,7 @@ enum conf_status conf_run_case(const struct conf_case *c, const struct conf_targ
     cr.t = t;
     cr.o = o;
     cr.r = r;
-    result_init(&cr);
+    conf_result_init(r, c, t, o);
     if (case_setup(&cr, backend) && first_run(&cr)) {
         judge_outputs(&cr);
         if ((!o->determinism || second_run(&cr)) && timed_runs(&cr) && o->dump_dir) {
