@@ -27,13 +27,15 @@ static bool conv_back_takes(const struct vkg_vk_device *dev, int64_t d_conv) {
     return vkg_vk_conv_plan_make(&s, &dev->limits, &dev->tuning.conv, 0, &pl);
 }
 
-/* Bisection: the largest n in [1, 65536] taken (0 when 1 is not). */
-static int64_t largest_scan(const struct vkg_vk_device *dev, bool mamba1, bool back,
-                            int64_t head_dim) {
+/* Bisection: the largest n in [1, 65536] that takes(dev, n, arg) (0 when 1
+ * is not taken). */
+static int64_t largest(const struct vkg_vk_device *dev,
+                       bool (*takes)(const struct vkg_vk_device *, int64_t, const void *),
+                       const void *arg) {
     int64_t lo = 0, hi = 65537; /* taken at lo (or lo 0), not at hi */
     while (hi - lo > 1) {
         const int64_t n = lo + (hi - lo) / 2;
-        if (scan_takes(dev, mamba1, back, head_dim, n))
+        if (takes(dev, n, arg))
             lo = n;
         else
             hi = n;
@@ -41,16 +43,25 @@ static int64_t largest_scan(const struct vkg_vk_device *dev, bool mamba1, bool b
     return lo;
 }
 
-static int64_t largest_conv_back(const struct vkg_vk_device *dev) {
-    int64_t lo = 0, hi = 65537;
-    while (hi - lo > 1) {
-        const int64_t n = lo + (hi - lo) / 2;
-        if (conv_back_takes(dev, n))
-            lo = n;
-        else
-            hi = n;
-    }
-    return lo;
+struct scan_form {
+    bool mamba1, back;
+    int64_t head_dim;
+};
+
+static bool scan_form_takes(const struct vkg_vk_device *dev, int64_t d_state, const void *arg) {
+    const struct scan_form *f = arg;
+    return scan_takes(dev, f->mamba1, f->back, f->head_dim, d_state);
+}
+
+static bool conv_back_takes_n(const struct vkg_vk_device *dev, int64_t d_conv, const void *arg) {
+    (void)arg;
+    return conv_back_takes(dev, d_conv);
+}
+
+static int64_t largest_scan(const struct vkg_vk_device *dev, bool mamba1, bool back,
+                            int64_t head_dim) {
+    const struct scan_form f = {mamba1, back, head_dim};
+    return largest(dev, scan_form_takes, &f);
 }
 
 enum vkg_status vkg_vulkan_device_op_limits(int i, struct vkg_vulkan_op_limits *out) {
@@ -66,7 +77,7 @@ enum vkg_status vkg_vulkan_device_op_limits(int i, struct vkg_vulkan_op_limits *
             .scan_fwd_d_state_mamba2 = largest_scan(d, false, false, 64),
             .scan_back_d_state_mamba1 = largest_scan(d, true, true, 1),
             .scan_back_d_state_mamba2 = largest_scan(d, false, true, 64),
-            .conv_back_d_conv = largest_conv_back(d),
+            .conv_back_d_conv = largest(d, conv_back_takes_n, NULL),
             .binding_bytes = d->limits.max_storage_buffer_range,
         };
     }
