@@ -274,6 +274,58 @@ static enum vkg_status backward_node(struct ad *ad, struct vkg_tensor *node, str
                     acc(ad, in[j], vkg_ssm_scan_back_part(ctx, back, (enum vkg_scan_grad)j, in[j]));
         break;
     }
+    case VKG_OP_GET_ROWS:
+        if (relevant(ad, s1)) return no_grad(ad, node, 1, "ids have no gradient");
+        if (need0) st = acc(ad, s0, vkg_get_rows_back(ctx, g, s1, s0));
+        break;
+    case VKG_OP_SILU:
+    case VKG_OP_GELU:
+    case VKG_OP_GELU_ERF:
+    case VKG_OP_SOFTPLUS:
+    case VKG_OP_EXP:
+        if (need0) {
+            struct vkg_tensor *(*back)(struct vkg_context *, struct vkg_tensor *,
+                                       struct vkg_tensor *) =
+                node->op == VKG_OP_SILU       ? vkg_silu_back
+                : node->op == VKG_OP_GELU     ? vkg_gelu_back
+                : node->op == VKG_OP_GELU_ERF ? vkg_gelu_erf_back
+                : node->op == VKG_OP_SOFTPLUS ? vkg_softplus_back
+                                              : vkg_exp_back;
+            st = acc(ad, s0, back(ctx, g, s0));
+        }
+        break;
+    case VKG_OP_RMS_NORM:
+    case VKG_OP_NORM: {
+        float eps;
+        memcpy(&eps, &node->op_params[0], sizeof eps);
+        if (need0)
+            st = acc(ad, s0,
+                     node->op == VKG_OP_RMS_NORM ? vkg_rms_norm_back(ctx, g, s0, eps)
+                                                 : vkg_norm_back(ctx, g, s0, eps));
+        break;
+    }
+    case VKG_OP_SOFT_MAX: {
+        /* z = scale·a + mask, y = softmax(z): dz = y ⊙ (g − Σ g⊙y) = d_a / scale. */
+        float scale;
+        memcpy(&scale, &node->op_params[0], sizeof scale);
+        bool causal = node->op_params[1] != 0;
+        struct vkg_tensor *da = need0 || need1 ? vkg_soft_max_ext_back(ctx, g, node, scale, causal)
+                                               : NULL;
+        if ((need0 || need1) && !da) return fail(ad);
+        if (need0) st = acc(ad, s0, da);
+        if (!st && need1) st = acc(ad, s1, unbroadcast(ad, vkg_scale(ctx, da, 1.0f / scale), s1));
+        break;
+    }
+    case VKG_OP_ROPE: {
+        if (relevant(ad, s1)) return no_grad(ad, node, 1, "positions have no gradient");
+        float base;
+        memcpy(&base, &node->op_params[2], sizeof base);
+        if (need0)
+            st = acc(ad, s0,
+                     vkg_rope_back(ctx, g, s1, node->op_params[0],
+                                   (enum vkg_rope_mode)node->op_params[1], base));
+        break;
+    }
     default:
         for (int j = 0; j < VKG_MAX_SRC; j++)
             if (relevant(ad, node->src[j]))

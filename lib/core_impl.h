@@ -26,6 +26,15 @@ void vkg_ctx_name_since(struct vkg_context *ctx, size_t mark, const char *origin
 /* True when t is one of the tensor objects ctx handed out. */
 bool vkg_ctx_owns_tensor(const struct vkg_context *ctx, const struct vkg_tensor *t);
 
+/* ---- ops.c: what every op constructor checks (ops.c, ops_train.c) ---------- */
+/* ctx is non-NULL (else a message with no context). */
+bool vkg_op_check_ctx(struct vkg_context *ctx, const char *who);
+/* t is a non-NULL tensor of type `type`; `what` names the argument in messages. */
+bool vkg_op_check_type(struct vkg_context *ctx, const char *who, const char *what,
+                       const struct vkg_tensor *t, enum vkg_type type);
+/* A new contiguous F32 node of op with shape ne (sources left to the caller). */
+struct vkg_tensor *vkg_op_new(struct vkg_context *ctx, int op, const int64_t ne[4]);
+
 /* ---- sched.c ------------------------------------------------------------- */
 /* ctx is being freed: every live scheduler holding one of its tensors
  * releases its allocation (storage freed, no later write into ctx's tensors);

@@ -45,6 +45,28 @@ static const struct {
     [VKG_OP_CROSS_ENTROPY_LOSS_BACK] = {"CROSS_ENTROPY_LOSS_BACK", "cross_entropy_loss_back"},
     [VKG_OP_SSM_CONV_BACK] = {"SSM_CONV_BACK", "ssm_conv_back"},
     [VKG_OP_SSM_SCAN_BACK] = {"SSM_SCAN_BACK", "ssm_scan_back"},
+    [VKG_OP_GET_ROWS] = {"GET_ROWS", "get_rows"},
+    [VKG_OP_SILU] = {"SILU", "silu"},
+    [VKG_OP_GELU] = {"GELU", "gelu"},
+    [VKG_OP_GELU_ERF] = {"GELU_ERF", "gelu_erf"},
+    [VKG_OP_SOFTPLUS] = {"SOFTPLUS", "softplus"},
+    [VKG_OP_EXP] = {"EXP", "exp"},
+    [VKG_OP_RMS_NORM] = {"RMS_NORM", "rms_norm"},
+    [VKG_OP_NORM] = {"NORM", "norm"},
+    [VKG_OP_SOFT_MAX] = {"SOFT_MAX", "soft_max"},
+    [VKG_OP_ROPE] = {"ROPE", "rope"},
+    [VKG_OP_GET_ROWS_BACK] = {"GET_ROWS_BACK", "get_rows_back"},
+    [VKG_OP_SILU_BACK] = {"SILU_BACK", "silu_back"},
+    [VKG_OP_GELU_BACK] = {"GELU_BACK", "gelu_back"},
+    [VKG_OP_GELU_ERF_BACK] = {"GELU_ERF_BACK", "gelu_erf_back"},
+    [VKG_OP_SOFTPLUS_BACK] = {"SOFTPLUS_BACK", "softplus_back"},
+    [VKG_OP_EXP_BACK] = {"EXP_BACK", "exp_back"},
+    [VKG_OP_RMS_NORM_BACK] = {"RMS_NORM_BACK", "rms_norm_back"},
+    [VKG_OP_NORM_BACK] = {"NORM_BACK", "norm_back"},
+    [VKG_OP_SOFT_MAX_BACK] = {"SOFT_MAX_BACK", "soft_max_back"},
+    [VKG_OP_ROPE_BACK] = {"ROPE_BACK", "rope_back"},
+    [VKG_OP_OPT_STEP_ADAMW] = {"OPT_STEP_ADAMW", "opt_step_adamw"},
+    [VKG_OP_OPT_STEP_SGD] = {"OPT_STEP_SGD", "opt_step_sgd"},
 };
 
 const char *vkg_op_name(int op) {
@@ -63,6 +85,21 @@ int vkg_op_of_slug(const char *s, size_t len) {
     return VKG_OP_NONE;
 }
 
+bool vkg_op_src_is_i32(int op, int i) {
+    switch (op) {
+    case VKG_OP_SSM_SCAN:
+    case VKG_OP_SSM_SCAN_BACK:
+        return i == 6;
+    case VKG_OP_GET_ROWS:
+    case VKG_OP_GET_ROWS_BACK:
+    case VKG_OP_ROPE:
+    case VKG_OP_ROPE_BACK:
+        return i == 1;
+    default:
+        return false;
+    }
+}
+
 bool vkg_op_is_view(int op) {
     return op == VKG_OP_VIEW || op == VKG_OP_RESHAPE || op == VKG_OP_TRANSPOSE ||
            op == VKG_OP_PERMUTE;
@@ -71,14 +108,16 @@ bool vkg_op_is_view(int op) {
 /* ---- validation helpers ---------------------------------------------------- */
 
 #define D(t, buf) vkg_tensor_describe((t), (buf), sizeof(buf))
+#define check_ctx vkg_op_check_ctx
+#define check_type vkg_op_check_type
+#define new_op vkg_op_new
 
-static bool check_ctx(struct vkg_context *ctx, const char *who) {
+bool vkg_op_check_ctx(struct vkg_context *ctx, const char *who) {
     if (!ctx) vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT, "%s: ctx is NULL", who);
     return ctx != NULL;
 }
 
-/* t must be a non-NULL tensor of type `type`; `what` names the argument. */
-static bool check_type(struct vkg_context *ctx, const char *who, const char *what,
+bool vkg_op_check_type(struct vkg_context *ctx, const char *who, const char *what,
                        const struct vkg_tensor *t, enum vkg_type type) {
     char d[128];
     if (!t) {
@@ -98,7 +137,7 @@ static bool f32(struct vkg_context *ctx, const char *who, const char *what,
     return check_type(ctx, who, what, t, VKG_TYPE_F32);
 }
 
-static struct vkg_tensor *new_op(struct vkg_context *ctx, int op, const int64_t ne[4]) {
+struct vkg_tensor *vkg_op_new(struct vkg_context *ctx, int op, const int64_t ne[4]) {
     struct vkg_tensor *t = vkg_new_tensor_impl(ctx, VKG_TYPE_F32, ne, vkg_op_slug(op));
     if (t) t->op = op;
     return t;

@@ -54,11 +54,6 @@ static void cpu_free(struct vkg_backend *backend) {
     backend->priv = NULL;
 }
 
-/* Which sources an op reads, and which of them are I32 ids. */
-static bool op_src_is_ids(int op, int i) {
-    return (op == VKG_OP_SSM_SCAN || op == VKG_OP_SSM_SCAN_BACK) && i == 6;
-}
-
 static bool cpu_supports_op(struct vkg_backend *backend, const struct vkg_tensor *node,
                             char *reason, size_t reason_size) {
     (void)backend;
@@ -79,7 +74,7 @@ static bool cpu_supports_op(struct vkg_backend *backend, const struct vkg_tensor
     for (int i = 0; i < VKG_MAX_SRC; i++) {
         const struct vkg_tensor *s = node->src[i];
         if (!s) continue;
-        enum vkg_type want = op_src_is_ids(op, i) ? VKG_TYPE_I32 : VKG_TYPE_F32;
+        enum vkg_type want = vkg_op_src_is_i32(op, i) ? VKG_TYPE_I32 : VKG_TYPE_F32;
         if (s->type != want) {
             vkg_reason(reason, reason_size, "cpu: %s src%d type %s (needs %s)", vkg_op_slug(op), i,
                        vkg_type_name(s->type), vkg_type_name(want));
@@ -160,6 +155,29 @@ static enum vkg_status run_node(struct vkg_cpu_pool *pool, int n_threads, struct
     case VKG_OP_SSM_SCAN:
     case VKG_OP_SSM_SCAN_BACK:
         return vkg_cpu_op_ssm_scan(&ex, node);
+    /* training ops whose CPU kernels are not written yet: refused below */
+    case VKG_OP_GET_ROWS:
+    case VKG_OP_GET_ROWS_BACK:
+    case VKG_OP_SILU:
+    case VKG_OP_GELU:
+    case VKG_OP_GELU_ERF:
+    case VKG_OP_SOFTPLUS:
+    case VKG_OP_EXP:
+    case VKG_OP_SILU_BACK:
+    case VKG_OP_GELU_BACK:
+    case VKG_OP_GELU_ERF_BACK:
+    case VKG_OP_SOFTPLUS_BACK:
+    case VKG_OP_EXP_BACK:
+    case VKG_OP_RMS_NORM:
+    case VKG_OP_NORM:
+    case VKG_OP_RMS_NORM_BACK:
+    case VKG_OP_NORM_BACK:
+    case VKG_OP_SOFT_MAX:
+    case VKG_OP_SOFT_MAX_BACK:
+    case VKG_OP_ROPE:
+    case VKG_OP_ROPE_BACK:
+    case VKG_OP_OPT_STEP_ADAMW:
+    case VKG_OP_OPT_STEP_SGD:
     case VKG_OP_NONE:
     case VKG_OP_VIEW:
     case VKG_OP_RESHAPE:

@@ -52,6 +52,31 @@ enum vkg_op {
     VKG_OP_CROSS_ENTROPY_LOSS_BACK,
     VKG_OP_SSM_CONV_BACK,
     VKG_OP_SSM_SCAN_BACK,
+    /* training ops: forward (lib/ops_train.md has the math) */
+    VKG_OP_GET_ROWS,
+    VKG_OP_SILU,
+    VKG_OP_GELU,     /* tanh approximation */
+    VKG_OP_GELU_ERF, /* exact, erf form */
+    VKG_OP_SOFTPLUS,
+    VKG_OP_EXP,
+    VKG_OP_RMS_NORM, /* op_params[0] = float bits of eps */
+    VKG_OP_NORM,     /* op_params[0] = float bits of eps */
+    VKG_OP_SOFT_MAX, /* op_params[0] = float bits of scale, [1] = causal (0/1) */
+    VKG_OP_ROPE,     /* op_params[0] = n_dims, [1] = mode, [2] = float bits of freq_base */
+    /* training ops: backward (upstream gradient first, as in ggml) */
+    VKG_OP_GET_ROWS_BACK,
+    VKG_OP_SILU_BACK,
+    VKG_OP_GELU_BACK,
+    VKG_OP_GELU_ERF_BACK,
+    VKG_OP_SOFTPLUS_BACK,
+    VKG_OP_EXP_BACK,
+    VKG_OP_RMS_NORM_BACK, /* op_params as RMS_NORM */
+    VKG_OP_NORM_BACK,     /* op_params as NORM */
+    VKG_OP_SOFT_MAX_BACK, /* op_params as SOFT_MAX */
+    VKG_OP_ROPE_BACK,     /* op_params as ROPE */
+    /* optimizer steps: update their parameter and moments in place */
+    VKG_OP_OPT_STEP_ADAMW,
+    VKG_OP_OPT_STEP_SGD,
     VKG_OP_COUNT
 };
 
@@ -61,6 +86,8 @@ const char *vkg_op_name(int op);
 const char *vkg_op_slug(int op);
 /* The op whose vkg_op_slug is s[0..len), or 0 (VKG_OP_NONE) for none. */
 int vkg_op_of_slug(const char *s, size_t len);
+/* True when source i of op is I32 (scan ids, get_rows ids, rope positions). */
+bool vkg_op_src_is_i32(int op, int i);
 /* True for VIEW, RESHAPE, TRANSPOSE, PERMUTE (no computation). */
 bool vkg_op_is_view(int op);
 
@@ -146,6 +173,94 @@ enum vkg_scan_grad {
 /* View of one part of a scan_back result; `like` is the input it is the gradient of. */
 struct vkg_tensor *vkg_ssm_scan_back_part(struct vkg_context *ctx, struct vkg_tensor *back,
                                           enum vkg_scan_grad part, struct vkg_tensor *like);
+
+/* ---- training ops (math, gradients and limits: lib/ops_train.md) ---------- *
+ * Semantics and argument order follow ggml's ops of the same name; backward
+ * ops take the upstream gradient g first, then what the forward saw. Rows are
+ * along ne[0]; every op takes strided views unless stated. */
+
+/* Embedding lookup: a[n0, n_rows, n2, n3], ids I32 [n_ids, n2, n3] with values
+ * in [0, n_rows) (checked at compute time: VKG_STATUS_INVALID_ARGUMENT) ->
+ * [n0, n_ids, n2, n3], row ids[i, j, k] of a's batch (j, k). */
+struct vkg_tensor *vkg_get_rows(struct vkg_context *ctx, struct vkg_tensor *a,
+                                struct vkg_tensor *ids);
+/* Backward: g[n0, n_ids, n2, n3], ids as above, like (shape only, a's shape)
+ * -> d_a of like's shape, zero where no id points; rows that several ids
+ * point to get the sum of their gradients, in id order (deterministic). */
+struct vkg_tensor *vkg_get_rows_back(struct vkg_context *ctx, struct vkg_tensor *g,
+                                     struct vkg_tensor *ids, struct vkg_tensor *like);
+
+/* Element-wise activations, result the shape of a:
+ *   silu(x) = x·σ(x);  gelu(x) = ½x(1 + tanh(√(2/π)(x + 0.044715x³)));
+ *   gelu_erf(x) = ½x(1 + erf(x/√2));  softplus(x) = log(1 + eˣ) (x for x > 20);
+ *   exp(x) = eˣ. */
+struct vkg_tensor *vkg_silu(struct vkg_context *ctx, struct vkg_tensor *a);
+struct vkg_tensor *vkg_gelu(struct vkg_context *ctx, struct vkg_tensor *a);
+struct vkg_tensor *vkg_gelu_erf(struct vkg_context *ctx, struct vkg_tensor *a);
+struct vkg_tensor *vkg_softplus(struct vkg_context *ctx, struct vkg_tensor *a);
+struct vkg_tensor *vkg_exp(struct vkg_context *ctx, struct vkg_tensor *a);
+/* Their backwards: g and x of the same shape -> g·f'(x). */
+struct vkg_tensor *vkg_silu_back(struct vkg_context *ctx, struct vkg_tensor *g,
+                                 struct vkg_tensor *x);
+struct vkg_tensor *vkg_gelu_back(struct vkg_context *ctx, struct vkg_tensor *g,
+                                 struct vkg_tensor *x);
+struct vkg_tensor *vkg_gelu_erf_back(struct vkg_context *ctx, struct vkg_tensor *g,
+                                     struct vkg_tensor *x);
+struct vkg_tensor *vkg_softplus_back(struct vkg_context *ctx, struct vkg_tensor *g,
+                                     struct vkg_tensor *x);
+struct vkg_tensor *vkg_exp_back(struct vkg_context *ctx, struct vkg_tensor *g,
+                                struct vkg_tensor *x);
+
+/* Normalisation over ne[0], eps >= 0 and finite:
+ *   rms_norm(x) = x / √(mean(x²) + eps);  norm(x) = (x − mean x) / √(var x + eps)
+ * (LayerNorm without affine; var is the biased variance). */
+struct vkg_tensor *vkg_rms_norm(struct vkg_context *ctx, struct vkg_tensor *a, float eps);
+struct vkg_tensor *vkg_norm(struct vkg_context *ctx, struct vkg_tensor *a, float eps);
+/* Backwards: g and x of the same shape -> d_x. */
+struct vkg_tensor *vkg_rms_norm_back(struct vkg_context *ctx, struct vkg_tensor *g,
+                                     struct vkg_tensor *x, float eps);
+struct vkg_tensor *vkg_norm_back(struct vkg_context *ctx, struct vkg_tensor *g,
+                                 struct vkg_tensor *x, float eps);
+
+/* Softmax over ne[0] of scale·a + mask, a[n_kv, n_q, n2, n3]. mask is NULL or
+ * [n_kv, n_q, m2, m3] with n2 % m2 == 0, n3 % m3 == 0 (broadcast over heads).
+ * causal: element (i0, i1) with i0 > i1 + (n_kv − n_q) is −∞ (ggml's
+ * DIAG_MASK_INF with n_past = n_kv − n_q). A row with every element at −∞
+ * gives zeros. */
+struct vkg_tensor *vkg_soft_max_ext(struct vkg_context *ctx, struct vkg_tensor *a,
+                                    struct vkg_tensor *mask, float scale, bool causal);
+/* Backward from the forward's output y: g, y of a's shape ->
+ * d_a = scale · y ⊙ (g − Σ₀ g⊙y). scale and causal as in the forward. */
+struct vkg_tensor *vkg_soft_max_ext_back(struct vkg_context *ctx, struct vkg_tensor *g,
+                                         struct vkg_tensor *y, float scale, bool causal);
+
+/* Rotary position embedding of a[head_dim, n_head, n_tok, n3] by pos I32
+ * [n_tok]: the first n_dims (even, <= head_dim) of each head are rotated by
+ * θ_i = pos · freq_base^(−2i/n_dims); the rest pass through. mode
+ * VKG_ROPE_NORMAL rotates pairs (2i, 2i+1), VKG_ROPE_NEOX pairs (i, i + n_dims/2). */
+enum vkg_rope_mode { VKG_ROPE_NORMAL = 0, VKG_ROPE_NEOX = 2 };
+struct vkg_tensor *vkg_rope(struct vkg_context *ctx, struct vkg_tensor *a, struct vkg_tensor *pos,
+                            int n_dims, enum vkg_rope_mode mode, float freq_base);
+/* Backward: g of a's shape, the same pos and parameters -> rotation by −θ. */
+struct vkg_tensor *vkg_rope_back(struct vkg_context *ctx, struct vkg_tensor *g,
+                                 struct vkg_tensor *pos, int n_dims, enum vkg_rope_mode mode,
+                                 float freq_base);
+
+/* ---- optimizer steps ---------------------------------------------------------
+ * Each returns a node of a's shape that, when computed, updates a (and the
+ * moments) in place; its value is the updated a, in a's storage. a, grad, m, v
+ * are contiguous F32 tensors of one shape; a, m and v must be leaves. params
+ * is an F32 tensor, an input read at compute time, so one recorded graph
+ * serves every step:
+ *   AdamW params [6] = α, β1, β2, ε, λ (weight decay), t (the step, >= 1):
+ *     m ← β1·m + (1−β1)·g;  v ← β2·v + (1−β2)·g²;
+ *     a ← a·(1 − α·λ) − α · (m/(1−β1ᵗ)) / (√(v/(1−β2ᵗ)) + ε)
+ *   SGD params [2] = α, λ:  a ← a·(1 − α·λ) − α·g */
+struct vkg_tensor *vkg_opt_step_adamw(struct vkg_context *ctx, struct vkg_tensor *a,
+                                      struct vkg_tensor *grad, struct vkg_tensor *m,
+                                      struct vkg_tensor *v, struct vkg_tensor *params);
+struct vkg_tensor *vkg_opt_step_sgd(struct vkg_context *ctx, struct vkg_tensor *a,
+                                    struct vkg_tensor *grad, struct vkg_tensor *params);
 
 /* Shape facts of a scan, derived from its inputs (shared by kernels and harness). */
 struct vkg_scan_dims {
