@@ -5,8 +5,10 @@
  * all|cpu|vulkan|N), runs every (case, target) in child processes, reruns
  * unexpected failures to tell flakes from regressions, re-times the cases
  * that read slower than a --baseline (retime.c), and writes the console
- * table, --json, --junit and --dump. Exit: 0 every case passed (or failed as
- * an expectation says), 1 an unexpected failure, 2 bad usage or input. */
+ * table, --json, --junit, --dump and deqp-runner's files (--deqp-out; its
+ * baselines, flakes and skips lists are read too: deqp_formats.h). Exit: 0
+ * every case passed (or failed as an expectation says), 1 an unexpected
+ * failure, 2 bad usage or input. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@
 
 #include "commands.h"
 #include "compare.h"
+#include "deqp_formats.h"
 #include "harness.h"
 #include "outfile.h"
 #include "run_file.h"
@@ -36,6 +39,8 @@ static void usage(FILE *f) {
             "  --case NAME          run this case (any parameters; missing ones default)\n"
             "  --param KEY=VALUE    override a parameter of the --case cases\n"
             "  --shard I/N          every N-th case starting at I (0 <= I < N)\n"
+            "  --fraction N         every N-th case (deqp-runner's --fraction), before --shard\n"
+            "  --fraction-start M   ... starting at the M-th (1-based; default 1)\n"
             "  --device D           all (CPU + every Vulkan device; default), cpu, vulkan, or N\n"
             "  --seed N             input seed (default 20260819)\n"
             "running:\n"
@@ -46,6 +51,12 @@ static void usage(FILE *f) {
             "  --no-determinism     run each case once instead of twice\n"
             "  --time-reps N        extra timed computes, GPU time = the fastest (default 3)\n"
             "  --expectations FILE  known failures and flakes per device/driver\n"
+            "  --deqp-baseline FILE deqp-runner baseline (TEST,STATUS lines, e.g. a\n"
+            "                       failures.csv): failures listed with their status are\n"
+            "                       expected; a listed case that passes fails the run\n"
+            "  --flakes FILE        deqp-runner flakes list (regexes on BACKEND.CASE):\n"
+            "                       a matching failure is a flake (repeatable)\n"
+            "  --skips FILE         deqp-runner skips list: matching cases are not run\n"
             "  --baseline FILE      re-time, at the end, the cases whose GPU time reads as a\n"
             "                       time regression against this earlier --json run\n"
             "  --retimes N          re-time rounds at most (default 2; 0..8)\n"
@@ -55,6 +66,7 @@ static void usage(FILE *f) {
             "  --json FILE          JSON Lines, one record per case and backend\n"
             "  --junit FILE         JUnit XML\n"
             "  --dump DIR           inputs, results and reference of each case as .npy\n"
+            "  --deqp-out DIR       deqp-runner's DIR/results.csv and DIR/failures.csv\n"
             "  --quiet              no table, no progress\n");
 }
 
@@ -147,7 +159,9 @@ struct conform_args {
     const char *inc[MAX_PATTERNS], *exc[MAX_PATTERNS], *named[MAX_PATTERNS], *params[MAX_PATTERNS];
     int n_inc, n_exc, n_named, n_params;
     const char *case_list, *json, *junit, *device, *exp_path, *baseline_path;
-    int retime_rounds, tier, shard_i, shard_n;
+    const char *deqp_out, *deqp_baseline, *flakes[MAX_PATTERNS], *skips[MAX_PATTERNS];
+    int n_flakes, n_skips;
+    int retime_rounds, tier, shard_i, shard_n, fraction, fraction_start;
     bool list, quiet;
 };
 
@@ -164,9 +178,11 @@ struct conform_run {
     struct conf_case *cases, *sel;
     int n_cases, n_sel;
     struct conf_result *results;
-    struct conf_job *jobs;
+    struct conf_job *jobs, *run_jobs; /* all; those --skips leaves */
     int n_jobs;
     bool vk_available;
+    struct conf_deqp_baseline deqp_base;
+    struct conf_deqp_list flakes, skips;
     struct conf_run_info info; /* the results file's header */
     char *partial_path;        /* --json's PATH.partial while the run goes */
 };
@@ -177,8 +193,12 @@ static void run_free(struct conform_run *r) {
     free(r->sel);
     free(r->results);
     free(r->jobs);
+    free(r->run_jobs);
     free(r->exps);
     free(r->base);
+    conf_deqp_baseline_free(&r->deqp_base);
+    conf_deqp_list_free(&r->flakes);
+    conf_deqp_list_free(&r->skips);
 }
 
 /* One option with its value (argv[*i + 1], consumed). Returns 0, or 2 after
@@ -219,6 +239,24 @@ static int parse_valued(struct conform_args *c, const char *a, const char *val) 
             fprintf(stderr, "vkgrad conform: --shard '%s' must be I/N with 0 <= I < N\n", val);
             return 2;
         }
+    } else if (!strcmp(a, "--fraction") || !strcmp(a, "--fraction-start")) {
+        const bool start = !strcmp(a, "--fraction-start");
+        if (!parse_int(val, 1, 1 << 30, start ? &c->fraction_start : &c->fraction)) {
+            fprintf(stderr, "vkgrad conform: %s '%s' must be a positive integer\n", a, val);
+            return 2;
+        }
+    } else if (!strcmp(a, "--flakes") || !strcmp(a, "--skips")) {
+        const bool fl = !strcmp(a, "--flakes");
+        int *n = fl ? &c->n_flakes : &c->n_skips;
+        if (*n == MAX_PATTERNS) {
+            fprintf(stderr, "vkgrad conform: too many %s options\n", a);
+            return 2;
+        }
+        (fl ? c->flakes : c->skips)[(*n)++] = val;
+    } else if (!strcmp(a, "--deqp-out")) {
+        c->deqp_out = val;
+    } else if (!strcmp(a, "--deqp-baseline")) {
+        c->deqp_baseline = val;
     } else if (!strcmp(a, "--timeout")) {
         int s;
         if (!parse_int(val, 1, 86400, &s)) {
@@ -275,7 +313,8 @@ static bool takes_value(const char *a) {
         "--include", "--exclude",   "--case",    "--param",       "--case-list",    "--device",
         "--seed",    "--shard",     "--timeout", "--group-size",  "--reruns",       "--time-reps",
         "--baseline", "--retimes",  "--time-factor", "--time-min-us", "--json",     "--junit",
-        "--dump",    "--expectations", NULL};
+        "--dump",    "--expectations", "--fraction", "--fraction-start", "--flakes", "--skips",
+        "--deqp-out", "--deqp-baseline", NULL};
     for (int i = 0; valued[i]; i++)
         if (!strcmp(a, valued[i])) return true;
     return false;
@@ -290,6 +329,7 @@ static int parse_args(struct conform_args *c, int argc, char **argv) {
     c->device = "all";
     c->retime_rounds = 2;
     c->shard_n = 1;
+    c->fraction = c->fraction_start = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -322,6 +362,11 @@ static int parse_args(struct conform_args *c, int argc, char **argv) {
     if ((c->json && !strcmp(c->json, "-")) || (c->junit && !strcmp(c->junit, "-"))) c->quiet = true;
     if (c->json && c->junit && !strcmp(c->json, "-") && !strcmp(c->junit, "-")) {
         fprintf(stderr, "vkgrad conform: --json - and --junit - both on standard output\n");
+        return 2;
+    }
+    if (c->fraction_start > c->fraction) {
+        fprintf(stderr, "vkgrad conform: --fraction-start %d is past --fraction %d\n",
+                c->fraction_start, c->fraction);
         return 2;
     }
     c->o.progress = !c->quiet;
@@ -370,6 +415,23 @@ static int load_inputs(const struct conform_args *c, struct conform_run *r) {
     if (c->baseline_path &&
         !conf_results_load(c->baseline_path, &r->base, &r->n_base, msg, sizeof msg)) {
         fprintf(stderr, "vkgrad conform: --baseline: %s\n", msg);
+        return 2;
+    }
+    if (c->deqp_baseline && !conf_deqp_baseline_load(c->deqp_baseline, &r->deqp_base, msg,
+                                                     sizeof msg)) {
+        fprintf(stderr, "vkgrad conform: --deqp-baseline: %s\n", msg);
+        return 2;
+    }
+    for (int k = 0; k < c->n_flakes + c->n_skips; k++) {
+        const bool fl = k < c->n_flakes;
+        const char *p = fl ? c->flakes[k] : c->skips[k - c->n_flakes];
+        if (!conf_deqp_list_load(p, fl ? &r->flakes : &r->skips, msg, sizeof msg)) {
+            fprintf(stderr, "vkgrad conform: %s: %s\n", fl ? "--flakes" : "--skips", msg);
+            return 2;
+        }
+    }
+    if (c->deqp_out && !dump_dir_ok(c->deqp_out, msg, sizeof msg)) {
+        fprintf(stderr, "vkgrad conform: --deqp-out: %s\n", msg);
         return 2;
     }
     return -1;
@@ -519,17 +581,18 @@ static bool gather_cases(const struct conform_args *c, struct conform_run *r) {
     return true;
 }
 
-/* The selection: filters (--include, --exclude), then the shard. False
- * after saying why. */
+/* The selection: filters (--include, --exclude), then the fraction, then
+ * the shard. False after saying why. */
 static bool select_cases(const struct conform_args *c, struct conform_run *r) {
     int cap = 0;
-    for (int i = 0, kept = 0; i < r->n_cases; i++) {
+    for (int i = 0, kept = 0, fi = 0; i < r->n_cases; i++) {
         bool ok = c->n_inc == 0;
         for (int k = 0; k < c->n_inc && !ok; k++)
             ok = conf_glob_match(c->inc[k], r->cases[i].name);
         for (int k = 0; k < c->n_exc && ok; k++)
             ok = !conf_glob_match(c->exc[k], r->cases[i].name);
         if (!ok) continue;
+        if (fi++ % c->fraction != c->fraction_start - 1) continue;
         if (kept++ % c->shard_n != c->shard_i) continue;
         if (!push_case(&r->sel, &r->n_sel, &cap, &r->cases[i])) return false;
     }
@@ -548,6 +611,9 @@ static void describe_run(const struct conform_args *c, struct conform_run *r) {
     struct conf_run_info *h = &r->info;
     size_t u = (size_t)snprintf(h->selection, sizeof h->selection, "tier=%s device=%s shard=%d/%d",
                                 c->tier ? "full" : "default", c->device, c->shard_i, c->shard_n);
+    if (c->fraction > 1)
+        u += (size_t)snprintf(h->selection + u, sizeof h->selection - u, " fraction=%d/%d",
+                              c->fraction_start, c->fraction);
     for (int k = 0; k < c->n_inc && u < sizeof h->selection; k++)
         u += (size_t)snprintf(h->selection + u, sizeof h->selection - u, " include=%s", c->inc[k]);
     for (int k = 0; k < c->n_exc && u < sizeof h->selection; k++)
@@ -585,6 +651,28 @@ static FILE *open_partial(const struct conform_args *c, struct conform_run *r) {
     return f;
 }
 
+/* A failure deqp-runner's files account for: listed with its status in
+ * --deqp-baseline (expected), or matching --flakes (a flake). */
+static bool deqp_expected(const struct conform_args *c, struct conform_run *r,
+                          struct conf_result *res) {
+    char name[CONF_DEQP_NAME_MAX];
+    conf_deqp_test_name(res, name, sizeof name);
+    const struct conf_deqp_pattern *fp = conf_deqp_list_match(&r->flakes, name);
+    if (fp) {
+        res->flaky = true;
+        snprintf(res->expectation, sizeof res->expectation, "Flake: --flakes %.120s '%.100s'",
+                 fp->source, fp->text);
+        return true;
+    }
+    if (conf_deqp_status_of(res, &r->deqp_base) == CONF_DEQP_EXPECTED_FAIL) {
+        const struct conf_deqp_entry *e = conf_deqp_baseline_find(&r->deqp_base, name);
+        snprintf(res->expectation, sizeof res->expectation, "%s: --deqp-baseline %.180s:%d",
+                 conf_deqp_status_name(e->status), c->deqp_baseline, e->line);
+        return true;
+    }
+    return false;
+}
+
 /* Unexpected failures matched against the expectations, the rest rerun to
  * tell flakes from regressions. */
 static void expect_and_rerun(const struct conform_args *c, struct conform_run *r) {
@@ -597,6 +685,7 @@ static void expect_and_rerun(const struct conform_args *c, struct conform_run *r
                      e->reason);
             continue;
         }
+        if (deqp_expected(c, r, res)) continue;
         struct conf_options ro = c->o;
         ro.dump_dir = NULL;
         for (int rr = 0; rr < c->o.reruns; rr++) {
@@ -610,6 +699,31 @@ static void expect_and_rerun(const struct conform_args *c, struct conform_run *r
             fprintf(stderr, "  rerun %s on %s: %s\n", res->case_name, res->backend,
                     res->flaky ? "passed: a flake" : "failed again: a real failure");
     }
+}
+
+/* The jobs --skips leaves out get their record (NotSupported, naming the
+ * pattern) now; the others go to r->run_jobs. Returns their count, -1 when
+ * out of memory. */
+static int skip_jobs(struct conform_run *r) {
+    r->run_jobs = calloc((size_t)(r->n_jobs ? r->n_jobs : 1), sizeof *r->run_jobs);
+    if (!r->run_jobs) return -1;
+    int n_run = 0;
+    for (int k = 0; k < r->n_jobs; k++) {
+        struct conf_job *j = &r->jobs[k];
+        char name[CONF_DEQP_NAME_MAX];
+        snprintf(name, sizeof name, "%s.%s", j->t->name, j->c->name);
+        const struct conf_deqp_pattern *p = conf_deqp_list_match(&r->skips, name);
+        if (!p) {
+            r->run_jobs[n_run++] = *j;
+            continue;
+        }
+        struct conf_options o;
+        conf_options_default(&o);
+        conf_result_init(j->r, j->c, j->t, &o);
+        conf_result_raise(j->r, CONF_NOT_SUPPORTED, "skipped: matches --skips %.200s '%.200s'",
+                          p->source, p->text);
+    }
+    return n_run;
 }
 
 /* Every (case, target) job, target-major so one child serves one backend,
@@ -626,9 +740,14 @@ static int run_jobs(const struct conform_args *c, struct conform_run *r) {
     for (int t = 0, k = 0; t < r->n_targets; t++)
         for (int i = 0; i < r->n_sel; i++, k++)
             r->jobs[k] = (struct conf_job){&r->sel[i], &r->targets[t], &r->results[k]};
+    const int n_run = skip_jobs(r);
+    if (n_run < 0) {
+        fprintf(stderr, "vkgrad conform: out of memory\n");
+        return 2;
+    }
     struct progress_state ps = {!c->quiet, open_partial(c, r), 0};
     conf_interrupt_install();
-    const bool ran = conf_run_jobs(r->jobs, r->n_jobs, &c->o, on_progress, &ps);
+    const bool ran = conf_run_jobs(r->run_jobs, n_run, &c->o, on_progress, &ps);
     const char *sig = conf_interrupted();
     if (ps.partial) {
         /* interrupted: the partial file says so and stays; else it goes */
@@ -680,6 +799,23 @@ static int write_outputs(const struct conform_args *c, const struct conform_run 
     if (c->junit && !conf_report_junit(c->junit, r->results, r->n_jobs, msg, sizeof msg)) {
         fprintf(stderr, "vkgrad conform: --junit: %s\n", msg);
         rc = 2;
+    }
+    if (c->deqp_out &&
+        !conf_deqp_write(c->deqp_out, r->results, r->n_jobs, &r->deqp_base, msg, sizeof msg)) {
+        fprintf(stderr, "vkgrad conform: --deqp-out: %s\n", msg);
+        rc = 2;
+    }
+    /* deqp-runner's rule: a baseline failure that now passes fails the run,
+     * so that the baseline is brought up to date */
+    int stale = 0;
+    for (int k = 0; k < r->n_jobs; k++)
+        stale += conf_deqp_status_of(&r->results[k], &r->deqp_base) == CONF_DEQP_UNEXPECTED_PASS;
+    if (stale) {
+        fprintf(stderr,
+                "vkgrad conform: %d case%s --deqp-baseline lists as failing passed "
+                "(UnexpectedPass): update the baseline\n",
+                stale, stale == 1 ? "" : "s");
+        if (rc == 0) rc = 1;
     }
     return rc;
 }
