@@ -120,6 +120,22 @@ void vkgref_ssm_scan_back(const struct vkgref_array *s, const struct vkgref_arra
                           const struct vkgref_array *ids, const struct vkgref_array *g, double *out,
                           double *mag, struct vkgref_bound bounds[6]);
 
+/* ---- norms and softmax (ref_norm.c, ref_softmax.c) ------------------------
+ * Rows along ne[0]; out/mag in x's (a's) shape; eps as the fp32 op_param. */
+struct vkgref_bound vkgref_rms_norm(const struct vkgref_array *x, double eps, double *out,
+                                    double *mag);
+struct vkgref_bound vkgref_norm(const struct vkgref_array *x, double eps, double *out,
+                                double *mag);
+struct vkgref_bound vkgref_rms_norm_back(const struct vkgref_array *g, const struct vkgref_array *x,
+                                         double eps, double *out, double *mag);
+struct vkgref_bound vkgref_norm_back(const struct vkgref_array *g, const struct vkgref_array *x,
+                                     double eps, double *out, double *mag);
+/* mask NULL or [n_kv, n_q, m2, m3] (broadcast i2 mod m2, i3 mod m3). */
+struct vkgref_bound vkgref_soft_max(const struct vkgref_array *a, const struct vkgref_array *mask,
+                                    double scale, bool causal, double *out, double *mag);
+struct vkgref_bound vkgref_soft_max_back(const struct vkgref_array *g, const struct vkgref_array *y,
+                                         double scale, bool causal, double *out, double *mag);
+
 #ifdef __cplusplus
 }
 #endif

@@ -106,6 +106,21 @@ static const struct conf_param_spec p_train_scan[] = {{"d_state", 128, 1, 65536,
                                                       {"ids", 0, 0, 2, w_ids},
                                                       {"dt", 0, 0, 1, w_dt},
                                                       {NULL, 0, 0, 0, NULL}};
+/* Norms: rows of ne0 elements. Softmax: rows of n_kv keys, n_q queries,
+ * n_head heads; causal 0/1; mask 0 none, 1 finite U(-1,1), 2 finite with
+ * seeded -inf entries and mask row 0 entirely -inf; the mask has m2 heads
+ * (broadcast over n_head). */
+static const struct conf_param_spec p_norm[] = {{"ne0", 7, 1, BIG, NULL},
+                                                {"ne1", 5, 1, BIG, NULL},
+                                                {"ne2", 3, 1, 4096, NULL},
+                                                {NULL, 0, 0, 0, NULL}};
+static const struct conf_param_spec p_softmax[] = {
+    {"n_kv", 7, 1, BIG, NULL}, {"n_q", 5, 1, BIG, NULL},  {"n_head", 3, 1, 4096, NULL},
+    {"causal", 0, 0, 1, NULL}, {"mask", 0, 0, 2, NULL},   {"m2", 1, 1, 4096, NULL},
+    {NULL, 0, 0, 0, NULL}};
+static const struct conf_param_spec p_softmax_back[] = {
+    {"n_kv", 7, 1, BIG, NULL}, {"n_q", 5, 1, BIG, NULL}, {"n_head", 3, 1, 4096, NULL},
+    {"causal", 0, 0, 1, NULL}, {NULL, 0, 0, 0, NULL}};
 
 /* ---- cross-parameter checks ---------------------------------------------- */
 static bool div_check(const struct conf_case *c, const char *a, const char *b, char *msg,
@@ -169,6 +184,10 @@ static bool check_scan(const struct conf_case *c, char *msg, size_t n) {
     return true;
 }
 
+static bool check_softmax(const struct conf_case *c, char *msg, size_t n) {
+    return div_check(c, "n_head", "m2", msg, n);
+}
+
 /* ---- the families ---------------------------------------------------------- */
 #define SINGLE(nm, vars, ps, opk, chk)                                                             \
     static const struct conf_family fam_##nm = {#nm, vars, ps, opk, false, chk}
@@ -192,6 +211,12 @@ SINGLE(ssm_conv, layouts_cs, p_conv, VKG_OP_SSM_CONV, NULL);
 SINGLE(ssm_conv_back, layouts_cs, p_conv, VKG_OP_SSM_CONV_BACK, NULL);
 SINGLE(ssm_scan, forms, p_scan, VKG_OP_SSM_SCAN, check_scan);
 SINGLE(ssm_scan_back, forms, p_scan, VKG_OP_SSM_SCAN_BACK, check_scan);
+SINGLE(rms_norm, layouts, p_norm, VKG_OP_RMS_NORM, NULL);
+SINGLE(norm, layouts, p_norm, VKG_OP_NORM, NULL);
+SINGLE(rms_norm_back, layouts, p_norm, VKG_OP_RMS_NORM_BACK, NULL);
+SINGLE(norm_back, layouts, p_norm, VKG_OP_NORM_BACK, NULL);
+SINGLE(soft_max, layouts, p_softmax, VKG_OP_SOFT_MAX, check_softmax);
+SINGLE(soft_max_back, layouts, p_softmax_back, VKG_OP_SOFT_MAX_BACK, NULL);
 
 #define GRAPH(nm, vars, ps, opk, chk)                                                              \
     static const struct conf_family fam_##nm = {#nm, vars, ps, opk, true, chk}
@@ -224,6 +249,12 @@ const struct conf_family *const conf_families[] = {&fam_add,
                                                    &fam_train_xent,
                                                    &fam_train_conv,
                                                    &fam_train_scan,
+                                                   &fam_rms_norm,
+                                                   &fam_norm,
+                                                   &fam_rms_norm_back,
+                                                   &fam_norm_back,
+                                                   &fam_soft_max,
+                                                   &fam_soft_max_back,
                                                    NULL};
 
 const struct conf_family *conf_family_find(const char *name) {

@@ -33,6 +33,8 @@
 #include "harness.h"
 
 #define SCALE_FACTOR 0.3f /* the scale case's constant: not a power of two, so it rounds */
+#define NORM_EPS      1e-5f /* the norms' eps */
+#define SOFTMAX_SCALE 0.35f /* the softmax cases' scale: not a power of two */
 
 struct builder {
     const struct conf_case *c;
@@ -157,6 +159,20 @@ static struct conf_input *input_ids(struct builder *bl, int64_t n_seqs, int64_t 
     in->ref = vkgref_i32(h, ne);
     b->n_inputs++;
     return in;
+}
+
+/* The softmax mask option 2: seeded -inf entries (about one in four) and
+ * the whole of mask row 0 of every mask head, so that non-causal rows
+ * entirely masked occur too. */
+static void mask_with_inf(struct builder *bl, struct conf_input *m) {
+    struct conf_rng rng;
+    conf_rng_init(&rng, bl->seed, bl->c->name, "mask_inf");
+    for (int64_t i2 = 0; i2 < m->ref.ne[2]; i2++)
+        for (int64_t i1 = 0; i1 < m->ref.ne[1]; i1++)
+            for (int64_t i0 = 0; i0 < m->ref.ne[0]; i0++)
+                if (i1 == 0 || conf_rng_next(&rng) % 4 == 0)
+                    *(float *)((char *)m->ref.data + (size_t)i0 * m->ref.nb[0] +
+                               (size_t)i1 * m->ref.nb[1] + (size_t)i2 * m->ref.nb[2]) = -INFINITY;
 }
 
 static struct conf_output *output(struct builder *bl, const char *name, struct vkg_tensor *t,
@@ -379,6 +395,63 @@ static bool build_single(struct builder *bl) {
             finish_output(
                 o, vkgref_cross_entropy_loss_back(&g->ref, &lg->ref, &lb->ref, o->ref, o->mag));
         }
+        break;
+    }
+    case VKG_OP_RMS_NORM:
+    case VKG_OP_NORM:
+    case VKG_OP_RMS_NORM_BACK:
+    case VKG_OP_NORM_BACK: {
+        ne4(ne, conf_case_get(c, "ne0"), conf_case_get(c, "ne1"), conf_case_get(c, "ne2"), 1);
+        const bool centred = op == VKG_OP_NORM || op == VKG_OP_NORM_BACK;
+        const bool back = op == VKG_OP_RMS_NORM_BACK || op == VKG_OP_NORM_BACK;
+        /* NORM rows off zero mean, so that the centring matters */
+        struct conf_input *x = input_f32(bl, "x", ne, -1, centred ? 3 : 1, false);
+        struct conf_input *g = x && back ? input_f32(bl, "g", ne, -1, 1, false) : NULL;
+        if (!x || (back && !g)) return false;
+        node = op == VKG_OP_RMS_NORM ? vkg_rms_norm(ctx, x->view, NORM_EPS)
+               : op == VKG_OP_NORM   ? vkg_norm(ctx, x->view, NORM_EPS)
+               : op == VKG_OP_RMS_NORM_BACK ? vkg_rms_norm_back(ctx, g->view, x->view, NORM_EPS)
+                                            : vkg_norm_back(ctx, g->view, x->view, NORM_EPS);
+        if (!node_out(bl, node, "op")) return false;
+        if (!(o = output(bl, back ? "d_x" : "y", node, 0, ne))) return false;
+        const double eps = (double)NORM_EPS;
+        finish_output(o, op == VKG_OP_RMS_NORM ? vkgref_rms_norm(&x->ref, eps, o->ref, o->mag)
+                         : op == VKG_OP_NORM   ? vkgref_norm(&x->ref, eps, o->ref, o->mag)
+                         : op == VKG_OP_RMS_NORM_BACK
+                             ? vkgref_rms_norm_back(&g->ref, &x->ref, eps, o->ref, o->mag)
+                             : vkgref_norm_back(&g->ref, &x->ref, eps, o->ref, o->mag));
+        break;
+    }
+    case VKG_OP_SOFT_MAX:
+    case VKG_OP_SOFT_MAX_BACK: {
+        ne4(ne, conf_case_get(c, "n_kv"), conf_case_get(c, "n_q"), conf_case_get(c, "n_head"), 1);
+        const bool causal = conf_case_get(c, "causal") != 0;
+        if (op == VKG_OP_SOFT_MAX_BACK) {
+            /* y U(0, 1/8): a softmax-like row; keys a causal mask hides hold
+             * values the kernels must ignore (taken as 0, never read) */
+            struct conf_input *g = input_f32(bl, "g", ne, -1, 1, false);
+            struct conf_input *y = g ? input_f32(bl, "y", ne, 0, 0.125f, false) : NULL;
+            if (!y) return false;
+            node = vkg_soft_max_ext_back(ctx, g->view, y->view, SOFTMAX_SCALE, causal);
+            if (!node_out(bl, node, "op")) return false;
+            if (!(o = output(bl, "d_a", node, 0, ne))) return false;
+            finish_output(o, vkgref_soft_max_back(&g->ref, &y->ref, (double)SOFTMAX_SCALE,
+                                                  causal, o->ref, o->mag));
+            break;
+        }
+        const int64_t mask = conf_case_get(c, "mask");
+        struct conf_input *a = input_f32(bl, "a", ne, -4, 4, false), *m = NULL;
+        if (!a) return false;
+        if (mask) {
+            int64_t mne[4] = {ne[0], ne[1], conf_case_get(c, "m2"), 1};
+            if (!(m = input_f32(bl, "mask", mne, -1, 1, false))) return false;
+            if (mask == 2) mask_with_inf(bl, m);
+        }
+        node = vkg_soft_max_ext(ctx, a->view, m ? m->view : NULL, SOFTMAX_SCALE, causal);
+        if (!node_out(bl, node, "op")) return false;
+        if (!(o = output(bl, "y", node, 0, ne))) return false;
+        finish_output(o, vkgref_soft_max(&a->ref, m ? &m->ref : NULL, (double)SOFTMAX_SCALE,
+                                         causal, o->ref, o->mag));
         break;
     }
     case VKG_OP_SSM_CONV:

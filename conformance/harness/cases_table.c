@@ -50,6 +50,12 @@ bool conf_expect_on_vulkan(const struct conf_case *c, const struct vkg_vulkan_de
             return false;
         }
     }
+    if (op == VKG_OP_RMS_NORM || op == VKG_OP_NORM || op == VKG_OP_RMS_NORM_BACK ||
+        op == VKG_OP_NORM_BACK || op == VKG_OP_SOFT_MAX || op == VKG_OP_SOFT_MAX_BACK) {
+        /* the norm and softmax families have CPU kernels only, so far */
+        snprintf(reason, reason_size, "%s has no Vulkan kernel", vkg_op_slug(op));
+        return false;
+    }
     if (op == VKG_OP_SSM_CONV_BACK) {
         int64_t lim = conf_limit_conv_d_conv(info), d = conf_case_get(c, "d_conv");
         if (d > lim) {
@@ -223,6 +229,57 @@ static const struct sweep_row rows[] = {
      SETS("d_state=300.head_dim=3.n_head=2.n_group=2.n_tok=600.n_seqs=2.n_slots=3"), 0},
     {"ssm_scan_back", "mamba1",
      SETS("d_state=300.head_dim=1.n_head=2.n_group=1.n_tok=600.n_seqs=1.n_slots=0"), 0},
+    /* norms: odd sizes on every layout, an LLM row width, rows past a
+     * workgroup's registers on every device (the streamed part); the LLM
+     * shapes (rows of 4096 and 8192) in the full tier */
+    {"rms_norm", NULL,
+     SETS("ne0=1.ne1=1.ne2=1", "ne0=7.ne1=5.ne2=3", "ne0=129.ne1=33.ne2=2", "ne0=9000.ne1=3.ne2=1"),
+     0},
+    {"norm", NULL,
+     SETS("ne0=1.ne1=1.ne2=1", "ne0=7.ne1=5.ne2=3", "ne0=129.ne1=33.ne2=2", "ne0=9000.ne1=3.ne2=1"),
+     0},
+    {"rms_norm_back", NULL,
+     SETS("ne0=1.ne1=1.ne2=1", "ne0=7.ne1=5.ne2=3", "ne0=129.ne1=33.ne2=2", "ne0=9000.ne1=3.ne2=1"),
+     0},
+    {"norm_back", NULL,
+     SETS("ne0=1.ne1=1.ne2=1", "ne0=7.ne1=5.ne2=3", "ne0=129.ne1=33.ne2=2", "ne0=9000.ne1=3.ne2=1"),
+     0},
+    {"rms_norm", "contig", SETS("ne0=4096.ne1=64.ne2=1", "ne0=40009.ne1=2.ne2=1"), 0},
+    {"norm", "contig", SETS("ne0=4096.ne1=64.ne2=1", "ne0=40009.ne1=2.ne2=1"), 0},
+    {"rms_norm_back", "contig", SETS("ne0=4096.ne1=64.ne2=1", "ne0=40009.ne1=2.ne2=1"), 0},
+    {"norm_back", "contig", SETS("ne0=4096.ne1=64.ne2=1", "ne0=40009.ne1=2.ne2=1"), 0},
+    {"rms_norm", "contig", SETS("ne0=4096.ne1=4096.ne2=1", "ne0=8192.ne1=2048.ne2=1"), 1},
+    {"norm", "contig", SETS("ne0=4096.ne1=4096.ne2=1", "ne0=8192.ne1=2048.ne2=1"), 1},
+    {"rms_norm_back", "contig", SETS("ne0=4096.ne1=4096.ne2=1", "ne0=8192.ne1=2048.ne2=1"), 1},
+    {"norm_back", "contig", SETS("ne0=4096.ne1=4096.ne2=1", "ne0=8192.ne1=2048.ne2=1"), 1},
+    /* softmax: masks (none, finite, with -inf and whole masked rows,
+     * broadcast over heads), causal with n_kv > n_q (a cached prefix) and
+     * n_kv < n_q (rows entirely masked: zeros), rows past a workgroup's
+     * registers; causal 4096 keys in the full tier */
+    {"soft_max", NULL,
+     SETS("n_kv=1.n_q=1.n_head=1.causal=0.mask=0.m2=1", "n_kv=7.n_q=5.n_head=3.causal=0.mask=1.m2=1",
+          "n_kv=7.n_q=5.n_head=3.causal=1.mask=0.m2=1", "n_kv=5.n_q=9.n_head=2.causal=1.mask=1.m2=1",
+          "n_kv=33.n_q=17.n_head=4.causal=0.mask=2.m2=2",
+          "n_kv=9000.n_q=3.n_head=1.causal=1.mask=1.m2=1"),
+     0},
+    {"soft_max_back", NULL,
+     SETS("n_kv=1.n_q=1.n_head=1.causal=0", "n_kv=7.n_q=5.n_head=3.causal=0",
+          "n_kv=7.n_q=5.n_head=3.causal=1", "n_kv=5.n_q=9.n_head=2.causal=1",
+          "n_kv=9000.n_q=3.n_head=1.causal=1"),
+     0},
+    {"soft_max", "contig",
+     SETS("n_kv=256.n_q=128.n_head=4.causal=1.mask=0.m2=1",
+          "n_kv=384.n_q=96.n_head=2.causal=1.mask=2.m2=1",
+          "n_kv=40009.n_q=2.n_head=1.causal=0.mask=1.m2=1"),
+     0},
+    {"soft_max_back", "contig",
+     SETS("n_kv=256.n_q=128.n_head=4.causal=1", "n_kv=40009.n_q=2.n_head=1.causal=0"), 0},
+    {"soft_max", "contig",
+     SETS("n_kv=4096.n_q=4096.n_head=1.causal=1.mask=0.m2=1",
+          "n_kv=4096.n_q=512.n_head=8.causal=1.mask=1.m2=1"),
+     1},
+    {"soft_max_back", "contig",
+     SETS("n_kv=4096.n_q=4096.n_head=1.causal=1", "n_kv=4096.n_q=512.n_head=8.causal=1"), 1},
     /* training graphs: a small one each, and the demo's shapes */
     {"train_dense", NULL, SETS("n_in=9.n_out=5.batch=3", "n_in=512.n_out=256.batch=64"), 0},
     {"train_xent", NULL, SETS("nc=10.rows=6", "nc=256.rows=512"), 0},

@@ -155,6 +155,14 @@ static enum vkg_status run_node(struct vkg_cpu_pool *pool, int n_threads, struct
     case VKG_OP_SSM_SCAN:
     case VKG_OP_SSM_SCAN_BACK:
         return vkg_cpu_op_ssm_scan(&ex, node);
+    case VKG_OP_RMS_NORM:
+    case VKG_OP_NORM:
+    case VKG_OP_RMS_NORM_BACK:
+    case VKG_OP_NORM_BACK:
+        return vkg_cpu_op_norm(&ex, node);
+    case VKG_OP_SOFT_MAX:
+    case VKG_OP_SOFT_MAX_BACK:
+        return vkg_cpu_op_softmax(&ex, node);
     /* training ops whose CPU kernels are not written yet: refused below */
     case VKG_OP_GET_ROWS:
     case VKG_OP_GET_ROWS_BACK:
@@ -168,12 +176,6 @@ static enum vkg_status run_node(struct vkg_cpu_pool *pool, int n_threads, struct
     case VKG_OP_GELU_ERF_BACK:
     case VKG_OP_SOFTPLUS_BACK:
     case VKG_OP_EXP_BACK:
-    case VKG_OP_RMS_NORM:
-    case VKG_OP_NORM:
-    case VKG_OP_RMS_NORM_BACK:
-    case VKG_OP_NORM_BACK:
-    case VKG_OP_SOFT_MAX:
-    case VKG_OP_SOFT_MAX_BACK:
     case VKG_OP_ROPE:
     case VKG_OP_ROPE_BACK:
     case VKG_OP_OPT_STEP_ADAMW:

@@ -77,6 +77,10 @@ enum vkg_status vkg_cpu_op_cross_entropy(const struct vkg_cpu_exec *ex, struct v
 enum vkg_status vkg_cpu_op_ssm_conv(const struct vkg_cpu_exec *ex, struct vkg_tensor *node);
 /* ops_ssm_scan.c: SSM_SCAN, SSM_SCAN_BACK. */
 enum vkg_status vkg_cpu_op_ssm_scan(const struct vkg_cpu_exec *ex, struct vkg_tensor *node);
+/* ops_norm.c: RMS_NORM, NORM, RMS_NORM_BACK, NORM_BACK. */
+enum vkg_status vkg_cpu_op_norm(const struct vkg_cpu_exec *ex, struct vkg_tensor *node);
+/* ops_softmax.c: SOFT_MAX, SOFT_MAX_BACK. */
+enum vkg_status vkg_cpu_op_softmax(const struct vkg_cpu_exec *ex, struct vkg_tensor *node);
 /* Cap (bytes) on the scan backward's per-item partials in flight, which sets
  * how many work items run per wave; bytes <= 0 restores the default (64 MiB).
  * For tests that exercise several waves; not thread-safe. */
