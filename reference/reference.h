@@ -135,6 +135,23 @@ struct vkgref_bound vkgref_soft_max(const struct vkgref_array *a, const struct v
                                     double scale, bool causal, double *out, double *mag);
 struct vkgref_bound vkgref_soft_max_back(const struct vkgref_array *g, const struct vkgref_array *y,
                                          double scale, bool causal, double *out, double *mag);
+/* ---- training ops: embeddings and activations (lib/ops_train.md) --------- */
+/* a[n0, n_rows, n2, n3], ids I32 [n_ids, n2, n3] -> out [n0, n_ids, n2, n3]. */
+struct vkgref_bound vkgref_get_rows(const struct vkgref_array *a, const struct vkgref_array *ids,
+                                    double *out, double *mag);
+/* g[n0, n_ids, n2, n3], ids as above -> out [n0, n_rows, n2, n3]: the rows ids
+ * point to get the sum of their g rows, the others 0. */
+struct vkgref_bound vkgref_get_rows_back(const struct vkgref_array *g,
+                                         const struct vkgref_array *ids, int64_t n_rows,
+                                         double *out, double *mag);
+enum vkgref_act { VKGREF_SILU, VKGREF_GELU, VKGREF_GELU_ERF, VKGREF_SOFTPLUS, VKGREF_EXP };
+/* out = f(x), x's shape. */
+struct vkgref_bound vkgref_activation(enum vkgref_act act, const struct vkgref_array *x,
+                                      double *out, double *mag);
+/* out = g·f'(x); g and x of one shape. */
+struct vkgref_bound vkgref_activation_back(enum vkgref_act act, const struct vkgref_array *g,
+                                           const struct vkgref_array *x, double *out,
+                                           double *mag);
 
 #ifdef __cplusplus
 }

@@ -122,6 +122,13 @@ static const struct conf_param_spec p_softmax_back[] = {
     {"n_kv", 7, 1, BIG, NULL}, {"n_q", 5, 1, BIG, NULL}, {"n_head", 3, 1, 4096, NULL},
     {"causal", 0, 0, 1, NULL}, {NULL, 0, 0, 0, NULL}};
 
+/* embeddings: row length, table rows, ids per batch, batches */
+static const struct conf_param_spec p_get_rows[] = {{"n0", 7, 1, BIG, NULL},
+                                                    {"n_rows", 5, 1, BIG, NULL},
+                                                    {"n_ids", 9, 1, BIG, NULL},
+                                                    {"n2", 1, 1, 4096, NULL},
+                                                    {NULL, 0, 0, 0, NULL}};
+
 /* ---- cross-parameter checks ---------------------------------------------- */
 static bool div_check(const struct conf_case *c, const char *a, const char *b, char *msg,
                       size_t n) {
@@ -218,6 +225,19 @@ SINGLE(norm_back, layouts, p_norm, VKG_OP_NORM_BACK, NULL);
 SINGLE(soft_max, layouts, p_softmax, VKG_OP_SOFT_MAX, check_softmax);
 SINGLE(soft_max_back, layouts, p_softmax_back, VKG_OP_SOFT_MAX_BACK, NULL);
 
+SINGLE(get_rows, layouts, p_get_rows, VKG_OP_GET_ROWS, NULL);
+SINGLE(get_rows_back, layouts, p_get_rows, VKG_OP_GET_ROWS_BACK, NULL);
+SINGLE(silu, layouts, p_unary, VKG_OP_SILU, NULL);
+SINGLE(gelu, layouts, p_unary, VKG_OP_GELU, NULL);
+SINGLE(gelu_erf, layouts, p_unary, VKG_OP_GELU_ERF, NULL);
+SINGLE(softplus, layouts, p_unary, VKG_OP_SOFTPLUS, NULL);
+SINGLE(exp, layouts, p_unary, VKG_OP_EXP, NULL);
+SINGLE(silu_back, layouts, p_unary, VKG_OP_SILU_BACK, NULL);
+SINGLE(gelu_back, layouts, p_unary, VKG_OP_GELU_BACK, NULL);
+SINGLE(gelu_erf_back, layouts, p_unary, VKG_OP_GELU_ERF_BACK, NULL);
+SINGLE(softplus_back, layouts, p_unary, VKG_OP_SOFTPLUS_BACK, NULL);
+SINGLE(exp_back, layouts, p_unary, VKG_OP_EXP_BACK, NULL);
+
 #define GRAPH(nm, vars, ps, opk, chk)                                                              \
     static const struct conf_family fam_##nm = {#nm, vars, ps, opk, true, chk}
 GRAPH(train_dense, NULL, p_dense, VKG_OP_OUT_PROD, NULL);
@@ -255,6 +275,18 @@ const struct conf_family *const conf_families[] = {&fam_add,
                                                    &fam_norm_back,
                                                    &fam_soft_max,
                                                    &fam_soft_max_back,
+                                                   &fam_get_rows,
+                                                   &fam_get_rows_back,
+                                                   &fam_silu,
+                                                   &fam_gelu,
+                                                   &fam_gelu_erf,
+                                                   &fam_softplus,
+                                                   &fam_exp,
+                                                   &fam_silu_back,
+                                                   &fam_gelu_back,
+                                                   &fam_gelu_erf_back,
+                                                   &fam_softplus_back,
+                                                   &fam_exp_back,
                                                    NULL};
 
 const struct conf_family *conf_family_find(const char *name) {

@@ -14,7 +14,7 @@
  * derived for the whole chain, not guessed.
  *
  * Input ranges follow the seed demo: weights U(-0.1,0.1), activations and
- * targets U(-1,1), logits U(-4,4), conv taps U(-0.3,0.3), dt U(0.01,0.1),
+ * targets U(-1,1), activation inputs U(-10,10), logits U(-4,4), conv taps U(-0.3,0.3), dt U(0.01,0.1),
  * A -U(0.2,1), B/C U(-0.3,0.3), initial states U(-0.5,0.5), upstream g U(-1,1).
  *
  * The scans' dt=high option mixes dt in equal shares (seeded positions) of
@@ -35,6 +35,9 @@
 #define SCALE_FACTOR 0.3f /* the scale case's constant: not a power of two, so it rounds */
 #define NORM_EPS      1e-5f /* the norms' eps */
 #define SOFTMAX_SCALE 0.35f /* the softmax cases' scale: not a power of two */
+/* Activations' inputs U(-10, 10): both saturated ends, GELU's tanh past its
+ * clamp, exp from 4.5e-5 to 22026. */
+#define ACT_RANGE 10.0f
 
 struct builder {
     const struct conf_case *c;
@@ -173,6 +176,57 @@ static void mask_with_inf(struct builder *bl, struct conf_input *m) {
                 if (i1 == 0 || conf_rng_next(&rng) % 4 == 0)
                     *(float *)((char *)m->ref.data + (size_t)i0 * m->ref.nb[0] +
                                (size_t)i1 * m->ref.nb[1] + (size_t)i2 * m->ref.nb[2]) = -INFINITY;
+}
+
+/* Embedding ids I32 [n_ids, n2], seeded uniform in [0, n_rows), the last id
+ * of each batch equal to its first (so at least one row accumulates twice). */
+static struct conf_input *input_row_ids(struct builder *bl, int64_t n_ids, int64_t n2,
+                                        int64_t n_rows) {
+    struct conf_built *b = bl->b;
+    if (b->n_inputs == CONF_MAX_INPUTS) return NULL;
+    struct conf_input *in = &b->inputs[b->n_inputs];
+    memset(in, 0, sizeof *in);
+    snprintf(in->name, sizeof in->name, "ids");
+    in->leaf = in->view = vkg_new_tensor_2d(b->ctx, VKG_TYPE_I32, n_ids, n2);
+    if (!in->leaf) return fail_ctx(bl, "ids"), NULL;
+    vkg_set_input(in->leaf);
+    vkg_set_name(in->leaf, "ids");
+    int32_t *h = malloc((size_t)(n_ids * n2) * sizeof *h);
+    if (!h) {
+        snprintf(bl->msg, bl->msg_size, "out of memory for ids");
+        return NULL;
+    }
+    struct conf_rng rng;
+    conf_rng_init(&rng, bl->seed, bl->c->name, "ids");
+    for (int64_t j = 0; j < n2; j++) {
+        for (int64_t i = 0; i < n_ids; i++)
+            h[i + j * n_ids] = (int32_t)(conf_rng_next(&rng) % (uint64_t)n_rows);
+        h[n_ids - 1 + j * n_ids] = h[j * n_ids];
+    }
+    in->host = h;
+    in->is_i32 = true;
+    in->ref = vkgref_i32(h, (int64_t[]){n_ids, n2, 1, 1});
+    b->n_inputs++;
+    return in;
+}
+
+static enum vkgref_act act_of(int op) {
+    switch (op) {
+    case VKG_OP_SILU:
+    case VKG_OP_SILU_BACK:
+        return VKGREF_SILU;
+    case VKG_OP_GELU:
+    case VKG_OP_GELU_BACK:
+        return VKGREF_GELU;
+    case VKG_OP_GELU_ERF:
+    case VKG_OP_GELU_ERF_BACK:
+        return VKGREF_GELU_ERF;
+    case VKG_OP_SOFTPLUS:
+    case VKG_OP_SOFTPLUS_BACK:
+        return VKGREF_SOFTPLUS;
+    default:
+        return VKGREF_EXP;
+    }
 }
 
 static struct conf_output *output(struct builder *bl, const char *name, struct vkg_tensor *t,
@@ -494,6 +548,62 @@ static bool build_single(struct builder *bl) {
             free(out), free(mag);
             finish_output(o1, bds[0]);
             finish_output(o2, bds[1]);
+        }
+        break;
+    }
+    case VKG_OP_GET_ROWS:
+    case VKG_OP_GET_ROWS_BACK: {
+        int64_t n0 = conf_case_get(c, "n0"), nr = conf_case_get(c, "n_rows");
+        int64_t ni = conf_case_get(c, "n_ids"), n2 = conf_case_get(c, "n2");
+        int64_t tne[4] = {n0, nr, n2, 1}, gne[4] = {n0, ni, n2, 1};
+        bool fwd = op == VKG_OP_GET_ROWS;
+        struct conf_input *src = input_f32(bl, fwd ? "a" : "g", fwd ? tne : gne, -1, 1, false);
+        struct conf_input *ids = src ? input_row_ids(bl, ni, n2, nr) : NULL;
+        /* get_rows_back's like: shape only, never read; a plain leaf */
+        struct conf_input *like = ids && !fwd ? input_f32(bl, "like", tne, -1, 1, true) : NULL;
+        if (!ids || (!fwd && !like)) return false;
+        node = fwd ? vkg_get_rows(ctx, src->view, ids->view)
+                   : vkg_get_rows_back(ctx, src->view, ids->view, like->view);
+        if (!node_out(bl, node, "op")) return false;
+        if (!(o = output(bl, fwd ? "out" : "d_a", node, 0, fwd ? gne : tne))) return false;
+        finish_output(o, fwd ? vkgref_get_rows(&src->ref, &ids->ref, o->ref, o->mag)
+                             : vkgref_get_rows_back(&src->ref, &ids->ref, nr, o->ref, o->mag));
+        break;
+    }
+    case VKG_OP_SILU:
+    case VKG_OP_GELU:
+    case VKG_OP_GELU_ERF:
+    case VKG_OP_SOFTPLUS:
+    case VKG_OP_EXP:
+    case VKG_OP_SILU_BACK:
+    case VKG_OP_GELU_BACK:
+    case VKG_OP_GELU_ERF_BACK:
+    case VKG_OP_SOFTPLUS_BACK:
+    case VKG_OP_EXP_BACK: {
+        ne4(ne, conf_case_get(c, "ne0"), conf_case_get(c, "ne1"), conf_case_get(c, "ne2"), 1);
+        struct conf_input *x = input_f32(bl, "x", ne, -ACT_RANGE, ACT_RANGE, false);
+        if (!x) return false;
+        if (op == VKG_OP_SILU || op == VKG_OP_GELU || op == VKG_OP_GELU_ERF ||
+            op == VKG_OP_SOFTPLUS || op == VKG_OP_EXP) {
+            node = op == VKG_OP_SILU       ? vkg_silu(ctx, x->view)
+                   : op == VKG_OP_GELU     ? vkg_gelu(ctx, x->view)
+                   : op == VKG_OP_GELU_ERF ? vkg_gelu_erf(ctx, x->view)
+                   : op == VKG_OP_SOFTPLUS ? vkg_softplus(ctx, x->view)
+                                           : vkg_exp(ctx, x->view);
+            if (!node_out(bl, node, "op")) return false;
+            if (!(o = output(bl, "y", node, 0, ne))) return false;
+            finish_output(o, vkgref_activation(act_of(op), &x->ref, o->ref, o->mag));
+        } else {
+            struct conf_input *g = input_f32(bl, "g", ne, -1, 1, false);
+            if (!g) return false;
+            node = op == VKG_OP_SILU_BACK       ? vkg_silu_back(ctx, g->view, x->view)
+                   : op == VKG_OP_GELU_BACK     ? vkg_gelu_back(ctx, g->view, x->view)
+                   : op == VKG_OP_GELU_ERF_BACK ? vkg_gelu_erf_back(ctx, g->view, x->view)
+                   : op == VKG_OP_SOFTPLUS_BACK ? vkg_softplus_back(ctx, g->view, x->view)
+                                                : vkg_exp_back(ctx, g->view, x->view);
+            if (!node_out(bl, node, "op")) return false;
+            if (!(o = output(bl, "d_x", node, 0, ne))) return false;
+            finish_output(o, vkgref_activation_back(act_of(op), &g->ref, &x->ref, o->ref, o->mag));
         }
         break;
     }

@@ -41,6 +41,24 @@ bool conf_expect_on_vulkan(const struct conf_case *c, const struct vkg_vulkan_de
                            char *reason, size_t reason_size) {
     int op = c->family->op;
     if (reason_size) reason[0] = 0;
+    switch (op) { /* no Vulkan kernel yet: the CPU runs them */
+    case VKG_OP_GET_ROWS:
+    case VKG_OP_GET_ROWS_BACK:
+    case VKG_OP_SILU:
+    case VKG_OP_GELU:
+    case VKG_OP_GELU_ERF:
+    case VKG_OP_SOFTPLUS:
+    case VKG_OP_EXP:
+    case VKG_OP_SILU_BACK:
+    case VKG_OP_GELU_BACK:
+    case VKG_OP_GELU_ERF_BACK:
+    case VKG_OP_SOFTPLUS_BACK:
+    case VKG_OP_EXP_BACK:
+        snprintf(reason, reason_size, "%s has no Vulkan kernel", vkg_op_slug(op));
+        return false;
+    default:
+        break;
+    }
     if (op == VKG_OP_SSM_SCAN || op == VKG_OP_SSM_SCAN_BACK) {
         int64_t lim = conf_limit_scan_d_state(info, op == VKG_OP_SSM_SCAN_BACK);
         int64_t d = conf_case_get(c, "d_state");
@@ -294,6 +312,37 @@ static const struct sweep_row rows[] = {
     /* a shared slot through autodiff: d_s of slot 1 sums sequences 0 and 2 */
     {"train_scan", "mamba2",
      SETS("d_state=8.head_dim=3.n_head=4.n_group=2.n_tok=6.n_seqs=3.n_slots=2.ids=shared"), 0},
+    /* embeddings: one row, more ids than rows (every row hit several times),
+     * fewer (rows no id picks: exact zeros), batches; an LLM-width table */
+    {"get_rows", NULL,
+     SETS("n0=1.n_rows=1.n_ids=1.n2=1", "n0=7.n_rows=5.n_ids=9.n2=1", "n0=33.n_rows=40.n_ids=6.n2=3"),
+     0},
+    {"get_rows_back", NULL,
+     SETS("n0=1.n_rows=1.n_ids=1.n2=1", "n0=7.n_rows=5.n_ids=9.n2=1",
+          "n0=33.n_rows=40.n_ids=6.n2=3", "n0=130.n_rows=3.n_ids=300.n2=2"),
+     0},
+    {"get_rows_back", "contig", SETS("n0=4096.n_rows=1000.n_ids=512.n2=1"), 0},
+    {"get_rows_back", "contig", SETS("n0=4096.n_rows=32000.n_ids=4096.n2=1"), 1},
+    /* activations and their backwards: 1 element, odd sizes, every layout;
+     * LLM rows (4096 and 8192 features) in the full tier */
+    {"silu", NULL, SETS("ne0=1.ne1=1.ne2=1", "ne0=129.ne1=33.ne2=2"), 0},
+    {"gelu", NULL, SETS("ne0=1.ne1=1.ne2=1", "ne0=129.ne1=33.ne2=2"), 0},
+    {"gelu_erf", NULL, SETS("ne0=1.ne1=1.ne2=1", "ne0=129.ne1=33.ne2=2"), 0},
+    {"softplus", NULL, SETS("ne0=1.ne1=1.ne2=1", "ne0=129.ne1=33.ne2=2"), 0},
+    {"exp", NULL, SETS("ne0=1.ne1=1.ne2=1", "ne0=129.ne1=33.ne2=2"), 0},
+    {"silu_back", NULL, SETS("ne0=1.ne1=1.ne2=1", "ne0=7.ne1=5.ne2=3", "ne0=129.ne1=33.ne2=2"),
+     0},
+    {"gelu_back", NULL, SETS("ne0=1.ne1=1.ne2=1", "ne0=7.ne1=5.ne2=3", "ne0=129.ne1=33.ne2=2"),
+     0},
+    {"gelu_erf_back", NULL,
+     SETS("ne0=1.ne1=1.ne2=1", "ne0=7.ne1=5.ne2=3", "ne0=129.ne1=33.ne2=2"), 0},
+    {"softplus_back", NULL,
+     SETS("ne0=1.ne1=1.ne2=1", "ne0=7.ne1=5.ne2=3", "ne0=129.ne1=33.ne2=2"), 0},
+    {"exp_back", NULL, SETS("ne0=1.ne1=1.ne2=1", "ne0=7.ne1=5.ne2=3", "ne0=129.ne1=33.ne2=2"), 0},
+    {"silu_back", "contig", SETS("ne0=4096.ne1=64.ne2=1"), 0},
+    {"silu_back", "contig", SETS("ne0=4096.ne1=4096.ne2=1"), 1},
+    {"gelu_back", "contig", SETS("ne0=8192.ne1=4096.ne2=1"), 1},
+    {"gelu_erf_back", "contig", SETS("ne0=8192.ne1=1024.ne2=1"), 1},
 };
 
 static bool push(struct conf_case **v, int *n, int *cap, const struct conf_case *c) {

@@ -234,6 +234,25 @@ static struct vkg_tensor *scan_loss(struct fx *f, int64_t d_state, int64_t head_
 CASE(c_ssm_scan_mamba2, return scan_loss(f, 3, 2, 4, 2, false);)
 CASE(c_ssm_scan_mamba1, return scan_loss(f, 3, 1, 4, 1, true);)
 
+/* Embeddings with repeated ids (row 1 three times, row 3 never): the table's
+ * gradient accumulates; activations on the table's rows and after a product. */
+CASE(c_get_rows_repeated, {
+    static const int32_t ids[7] = {1, 4, 1, 0, 1, 2, 4};
+    struct vkg_tensor *a = param(f, "table", 4, 5, 1, 1);
+    struct vkg_tensor *id = reg(f, vkg_new_tensor_1d(ctx, I32, 7), FX_IDS, 0, 0, "ids");
+    f->v[f->n - 1].ids = ids;
+    return sq_loss(f, vkg_get_rows(ctx, a, id));
+})
+CASE(c_silu, return sq_loss(f, vkg_silu(ctx, param(f, "a", 5, 3, 1, 1)));)
+CASE(c_gelu, return sq_loss(f, vkg_gelu(ctx, param(f, "a", 5, 3, 1, 1)));)
+CASE(c_gelu_erf, return sq_loss(f, vkg_gelu_erf(ctx, param(f, "a", 5, 3, 1, 1)));)
+CASE(c_softplus, return sq_loss(f, vkg_softplus(ctx, param(f, "a", 5, 3, 1, 1)));)
+CASE(c_exp, return sq_loss(f, vkg_exp(ctx, param(f, "a", 5, 3, 1, 1)));)
+CASE(c_silu_after_mul_mat, {
+    struct vkg_tensor *w = param(f, "w", 4, 5, 1, 1), *x = input(f, "x", 4, 3, 1, 1);
+    return sq_loss(f, vkg_silu(ctx, vkg_mul_mat(ctx, w, x)));
+})
+
 struct ad_case {
     const char *name;
     struct vkg_tensor *(*build)(struct fx *f);
@@ -271,6 +290,13 @@ static const struct ad_case cases[] = {
     {"ssm_conv__d_conv_4_two_seqs", c_ssm_conv},
     {"ssm_scan__mamba2_n_group_2_two_seqs", c_ssm_scan_mamba2},
     {"ssm_scan__mamba1_two_seqs", c_ssm_scan_mamba1},
+    {"get_rows__repeated_ids", c_get_rows_repeated},
+    {"silu__plain", c_silu},
+    {"gelu__plain", c_gelu},
+    {"gelu_erf__plain", c_gelu_erf},
+    {"softplus__plain", c_softplus},
+    {"exp__plain", c_exp},
+    {"silu__after_mul_mat", c_silu_after_mul_mat},
 };
 
 /* ---- running a case ------------------------------------------------------------ */

@@ -75,6 +75,25 @@ static void one_part(struct ref_result *r, int64_t n, struct vkgref_bound b) {
     r->bound[0] = b;
 }
 
+static enum vkgref_act act_of(int op) {
+    switch (op) {
+    case VKG_OP_SILU:
+    case VKG_OP_SILU_BACK:
+        return VKGREF_SILU;
+    case VKG_OP_GELU:
+    case VKG_OP_GELU_BACK:
+        return VKGREF_GELU;
+    case VKG_OP_GELU_ERF:
+    case VKG_OP_GELU_ERF_BACK:
+        return VKGREF_GELU_ERF;
+    case VKG_OP_SOFTPLUS:
+    case VKG_OP_SOFTPLUS_BACK:
+        return VKGREF_SOFTPLUS;
+    default:
+        return VKGREF_EXP;
+    }
+}
+
 static void reference_of(const struct vkg_tensor *node, double *out, double *mag,
                          struct ref_result *r) {
     struct vkgref_array a = arr(node->src[0]), b = {0};
@@ -184,6 +203,26 @@ static void reference_of(const struct vkg_tensor *node, double *out, double *mag
         }
         break;
     }
+    case VKG_OP_GET_ROWS:
+        one_part(r, n, vkgref_get_rows(&a, &b, out, mag));
+        break;
+    case VKG_OP_GET_ROWS_BACK:
+        one_part(r, n, vkgref_get_rows_back(&a, &b, node->ne[1], out, mag));
+        break;
+    case VKG_OP_SILU:
+    case VKG_OP_GELU:
+    case VKG_OP_GELU_ERF:
+    case VKG_OP_SOFTPLUS:
+    case VKG_OP_EXP:
+        one_part(r, n, vkgref_activation(act_of(node->op), &a, out, mag));
+        break;
+    case VKG_OP_SILU_BACK:
+    case VKG_OP_GELU_BACK:
+    case VKG_OP_GELU_ERF_BACK:
+    case VKG_OP_SOFTPLUS_BACK:
+    case VKG_OP_EXP_BACK:
+        one_part(r, n, vkgref_activation_back(act_of(node->op), &a, &b, out, mag));
+        break;
     default:
         fail_msg("no reference for op %s", vkg_op_name(node->op));
     }
@@ -461,6 +500,84 @@ static struct vkg_tensor *scan_back_channel_blocks(struct vkg_context *ctx) {
     return vkg_ssm_scan_back(ctx, s, x, dt, A, B, C, ids, g);
 }
 
+/* embeddings: repeated ids (row 3 twice, row 0 three times), rows nobody
+ * picks, a strided table and a transposed gradient */
+static struct vkg_tensor *rows_ids(struct vkg_context *ctx, int64_t n_ids, int64_t n2,
+                                   int64_t n_rows) {
+    struct vkg_tensor *ids = vkg_new_tensor_2d(ctx, VKG_TYPE_I32, n_ids, n2);
+    int32_t *p = ids->data;
+    for (int64_t i = 0; i < n_ids * n2; i++)
+        p[i] = (int32_t)((i * 7 + i / n_ids) % n_rows);
+    p[0] = p[n_ids - 1] = 0;
+    if (n_ids > 2) p[1] = 0;
+    return ids;
+}
+static struct vkg_tensor *get_rows_strided_table(struct vkg_context *ctx) {
+    struct vkg_tensor *a = vkg_transpose(ctx, rand4(ctx, 9, 13, 2, 1, 90));
+    return vkg_get_rows(ctx, a, rows_ids(ctx, 11, 2, 9));
+}
+static struct vkg_tensor *get_rows_back_repeated_ids(struct vkg_context *ctx) {
+    struct vkg_tensor *like = rand4(ctx, 37, 10, 2, 1, 91);
+    return vkg_get_rows_back(ctx, rand4(ctx, 37, 23, 2, 1, 92), rows_ids(ctx, 23, 2, 10), like);
+}
+static struct vkg_tensor *get_rows_back_transposed_g(struct vkg_context *ctx) {
+    struct vkg_tensor *like = rand4(ctx, 6, 5, 1, 1, 93);
+    struct vkg_tensor *g = vkg_transpose(ctx, rand4(ctx, 8, 6, 1, 1, 94));
+    return vkg_get_rows_back(ctx, g, rows_ids(ctx, 8, 1, 5), like);
+}
+/* activations over [-12, 12] (both saturated ends, tanh's clamp, exp far
+ * from 1), on a permuted view; the backwards with a transposed g */
+static struct vkg_tensor *act_x(struct vkg_context *ctx, uint32_t seed) {
+    struct vkg_tensor *x = rand4(ctx, 5, 7, 3, 1, seed);
+    fill_uniform(x, seed, -12.0f, 12.0f);
+    return vkg_permute(ctx, x, 2, 0, 1, 3);
+}
+static struct vkg_tensor *act_fwd(struct vkg_context *ctx, int op) {
+    struct vkg_tensor *x = act_x(ctx, 95 + (uint32_t)op);
+    switch (op) {
+    case VKG_OP_SILU:
+        return vkg_silu(ctx, x);
+    case VKG_OP_GELU:
+        return vkg_gelu(ctx, x);
+    case VKG_OP_GELU_ERF:
+        return vkg_gelu_erf(ctx, x);
+    case VKG_OP_SOFTPLUS:
+        return vkg_softplus(ctx, x);
+    default:
+        return vkg_exp(ctx, x);
+    }
+}
+static struct vkg_tensor *act_back(struct vkg_context *ctx, int op) {
+    struct vkg_tensor *x = act_x(ctx, 96 + (uint32_t)op); /* [7, 3, 5] */
+    struct vkg_tensor *gt = vkg_transpose(ctx, rand4(ctx, 3, 7, 5, 1, 97));
+    switch (op) {
+    case VKG_OP_SILU_BACK:
+        return vkg_silu_back(ctx, gt, x);
+    case VKG_OP_GELU_BACK:
+        return vkg_gelu_back(ctx, gt, x);
+    case VKG_OP_GELU_ERF_BACK:
+        return vkg_gelu_erf_back(ctx, gt, x);
+    case VKG_OP_SOFTPLUS_BACK:
+        return vkg_softplus_back(ctx, gt, x);
+    default:
+        return vkg_exp_back(ctx, gt, x);
+    }
+}
+#define ACT_CASE(fn, op, back)                                                                     \
+    static struct vkg_tensor *fn(struct vkg_context *ctx) {                                        \
+        return back ? act_back(ctx, op) : act_fwd(ctx, op);                                        \
+    }
+ACT_CASE(silu_permuted, VKG_OP_SILU, false)
+ACT_CASE(gelu_permuted, VKG_OP_GELU, false)
+ACT_CASE(gelu_erf_permuted, VKG_OP_GELU_ERF, false)
+ACT_CASE(softplus_permuted, VKG_OP_SOFTPLUS, false)
+ACT_CASE(exp_permuted, VKG_OP_EXP, false)
+ACT_CASE(silu_back_permuted, VKG_OP_SILU_BACK, true)
+ACT_CASE(gelu_back_permuted, VKG_OP_GELU_BACK, true)
+ACT_CASE(gelu_erf_back_permuted, VKG_OP_GELU_ERF_BACK, true)
+ACT_CASE(softplus_back_permuted, VKG_OP_SOFTPLUS_BACK, true)
+ACT_CASE(exp_back_permuted, VKG_OP_EXP_BACK, true)
+
 static const struct kcase kernel_cases[] = {
     {"out_prod__contiguous", out_prod_contiguous, 0},
     {"out_prod__transposed_src1", out_prod_transposed_src1, 0},
@@ -496,6 +613,19 @@ static const struct kcase kernel_cases[] = {
     {"ssm_scan_back__mamba1_shared_slot_dt_past_20", scan_back_mamba1, 0},
     {"ssm_scan_back__strided_x", scan_back_strided_x, 0},
     {"ssm_scan_back__mamba2_channel_blocks_shared_slot", scan_back_channel_blocks, 0},
+    {"get_rows__transposed_table", get_rows_strided_table, 0},
+    {"get_rows_back__repeated_ids_two_batches", get_rows_back_repeated_ids, 0},
+    {"get_rows_back__transposed_g", get_rows_back_transposed_g, 0},
+    {"silu__permuted_pm12", silu_permuted, 0},
+    {"gelu__permuted_pm12", gelu_permuted, 0},
+    {"gelu_erf__permuted_pm12", gelu_erf_permuted, 0},
+    {"softplus__permuted_pm12", softplus_permuted, 0},
+    {"exp__permuted_pm12", exp_permuted, 0},
+    {"silu_back__permuted_x_pm12", silu_back_permuted, 0},
+    {"gelu_back__permuted_x_pm12", gelu_back_permuted, 0},
+    {"gelu_erf_back__permuted_x_pm12", gelu_erf_back_permuted, 0},
+    {"softplus_back__permuted_x_pm12", softplus_back_permuted, 0},
+    {"exp_back__permuted_x_pm12", exp_back_permuted, 0},
 };
 
 static void run_kernel_case(void **state) {
@@ -586,6 +716,21 @@ static void ssm_scan__bad_id_is_invalid_argument(void **state) {
     vkg_free(ctx);
 }
 
+static void get_rows__bad_id_is_invalid_argument(void **state) {
+    (void)state;
+    struct vkg_context *ctx = vkg_init(1u << 20);
+    struct vkg_tensor *a = rand4(ctx, 4, 5, 1, 1, 99), *ids = rows_ids(ctx, 3, 1, 5);
+    struct vkg_tensor *fwd = vkg_get_rows(ctx, a, ids);
+    struct vkg_tensor *back = vkg_get_rows_back(ctx, rand4(ctx, 4, 3, 1, 1, 100), ids, a);
+    ((int32_t *)ids->data)[2] = 5;
+    assert_int_equal(vkg_cpu_compute_node(fwd, 2), VKG_STATUS_INVALID_ARGUMENT);
+    assert_non_null(strstr(vkg_last_error(NULL), "ids"));
+    ((int32_t *)ids->data)[2] = -1;
+    assert_int_equal(vkg_cpu_compute_node(back, 1), VKG_STATUS_INVALID_ARGUMENT);
+    assert_non_null(strstr(vkg_last_error(NULL), "outside"));
+    vkg_free(ctx);
+}
+
 /* The scan backward with its partials capped to one work item per thread:
  * several waves, a different wave split at each thread count, and still the
  * reference's answer, bitwise equal across thread counts. */
@@ -645,6 +790,7 @@ int main(void) {
         cmocka_unit_test(cpu_backend__refuses_i32_and_views_with_reason),
         cmocka_unit_test(ssm_scan__bad_id_is_invalid_argument),
         cmocka_unit_test(ssm_scan_back__many_waves_same_bits),
+        cmocka_unit_test(get_rows__bad_id_is_invalid_argument),
         cmocka_unit_test(cpu_backend__graph_compute_matches_nodes),
     };
     /* One group (one TAP plan): the kernel cases, then the backend's tests. */

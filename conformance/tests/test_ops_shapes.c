@@ -212,6 +212,22 @@ BAD(scan_back_part_like, {
     struct vkg_tensor *b = vkg_ssm_scan_back(ctx, in.s, in.x, in.dt, in.A, in.B, in.C, in.ids, g);
     return vkg_ssm_scan_back_part(ctx, b, VKG_SCAN_D_DT, in.x);
 })
+BAD(get_rows_f32_ids, return vkg_get_rows(ctx, t2(ctx, 4, 3), t2(ctx, 5, 1));)
+BAD(get_rows_ids_batch, return vkg_get_rows(ctx, vkg_new_tensor_3d(ctx, F32, 4, 3, 2),
+                                            vkg_new_tensor_2d(ctx, I32, 5, 3));)
+BAD(get_rows_back_g_rows, return vkg_get_rows_back(ctx, t2(ctx, 4, 6),
+                                                   vkg_new_tensor_1d(ctx, I32, 5), t2(ctx, 4, 3));)
+BAD(get_rows_back_g_width, return vkg_get_rows_back(ctx, t2(ctx, 3, 5),
+                                                    vkg_new_tensor_1d(ctx, I32, 5), t2(ctx, 4, 3));)
+BAD(get_rows_back_null_like,
+    return vkg_get_rows_back(ctx, t2(ctx, 4, 5), vkg_new_tensor_1d(ctx, I32, 5), NULL);)
+BAD(silu_i32, return vkg_silu(ctx, vkg_new_tensor_2d(ctx, I32, 4, 3));)
+BAD(gelu_null, return vkg_gelu(ctx, NULL);)
+BAD(silu_back_shapes, return vkg_silu_back(ctx, t2(ctx, 4, 3), t2(ctx, 3, 4));)
+BAD(gelu_erf_back_null_x, return vkg_gelu_erf_back(ctx, t2(ctx, 4, 3), NULL);)
+BAD(softplus_back_i32_g,
+    return vkg_softplus_back(ctx, vkg_new_tensor_2d(ctx, I32, 4, 3), t2(ctx, 4, 3));)
+BAD(exp_back_shapes, return vkg_exp_back(ctx, t2(ctx, 4, 3), t2(ctx, 4, 2));)
 BAD(view_1d_oob, return vkg_view_1d(ctx, t2(ctx, 4, 3), 13, 0);)
 BAD(view_2d_offset_oob, return vkg_view_2d(ctx, t2(ctx, 4, 3), 4, 2, 16, 20);)
 BAD(view_2d_unaligned, return vkg_view_2d(ctx, t2(ctx, 4, 3), 2, 2, 16, 2);)
@@ -287,6 +303,17 @@ static const struct bad_case bad_cases[] = {
     {"ssm_scan_states__wrong_s", "ssm_scan_states", scan_states_wrong_s, false},
     {"ssm_scan_back_part__part_out_of_range", "ssm_scan_back_part", scan_back_part_range, false},
     {"ssm_scan_back_part__like_wrong_shape", "ssm_scan_back_part", scan_back_part_like, false},
+    {"get_rows__f32_ids", "get_rows", get_rows_f32_ids, false},
+    {"get_rows__ids_not_the_batch_dims", "get_rows", get_rows_ids_batch, false},
+    {"get_rows_back__g_rows_not_n_ids", "get_rows_back", get_rows_back_g_rows, false},
+    {"get_rows_back__g_row_length", "get_rows_back", get_rows_back_g_width, false},
+    {"get_rows_back__null_like", "get_rows_back", get_rows_back_null_like, false},
+    {"silu__i32_operand", "silu", silu_i32, false},
+    {"gelu__null_operand", "gelu", gelu_null, false},
+    {"silu_back__shapes_differ", "silu_back", silu_back_shapes, false},
+    {"gelu_erf_back__null_x", "gelu_erf_back", gelu_erf_back_null_x, false},
+    {"softplus_back__i32_g", "softplus_back", softplus_back_i32_g, false},
+    {"exp_back__shapes_differ", "exp_back", exp_back_shapes, false},
     {"view_1d__past_the_end", "view_1d", view_1d_oob, false},
     {"view_2d__offset_past_the_end", "view_2d", view_2d_offset_oob, false},
     {"view_2d__unaligned_offset", "view_2d", view_2d_unaligned, false},

@@ -81,6 +81,10 @@ enum vkg_status vkg_cpu_op_ssm_scan(const struct vkg_cpu_exec *ex, struct vkg_te
 enum vkg_status vkg_cpu_op_norm(const struct vkg_cpu_exec *ex, struct vkg_tensor *node);
 /* ops_softmax.c: SOFT_MAX, SOFT_MAX_BACK. */
 enum vkg_status vkg_cpu_op_softmax(const struct vkg_cpu_exec *ex, struct vkg_tensor *node);
+/* ops_get_rows.c: GET_ROWS, GET_ROWS_BACK (ids checked: INVALID_ARGUMENT). */
+enum vkg_status vkg_cpu_op_get_rows(const struct vkg_cpu_exec *ex, struct vkg_tensor *node);
+/* ops_activation.c: SILU, GELU, GELU_ERF, SOFTPLUS, EXP and their backwards. */
+enum vkg_status vkg_cpu_op_activation(const struct vkg_cpu_exec *ex, struct vkg_tensor *node);
 /* Cap (bytes) on the scan backward's per-item partials in flight, which sets
  * how many work items run per wave; bytes <= 0 restores the default (64 MiB).
  * For tests that exercise several waves; not thread-safe. */
