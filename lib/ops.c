@@ -100,6 +100,17 @@ bool vkg_op_src_is_i32(int op, int i) {
     }
 }
 
+bool vkg_op_writes_src(int op, int i) {
+    switch (op) {
+    case VKG_OP_OPT_STEP_ADAMW:
+        return i == 0 || i == 2 || i == 3;
+    case VKG_OP_OPT_STEP_SGD:
+        return i == 0;
+    default:
+        return false;
+    }
+}
+
 bool vkg_op_is_view(int op) {
     return op == VKG_OP_VIEW || op == VKG_OP_RESHAPE || op == VKG_OP_TRANSPOSE ||
            op == VKG_OP_PERMUTE;

@@ -308,6 +308,22 @@ static bool check_params(struct vkg_context *ctx, const char *who, const struct 
     return true;
 }
 
+/* The step's node computes like any op but owns no storage: it is a's
+ * storage (view_src = a, offset 0, a's strides), so its value is the updated
+ * a and the scheduler keeps a where the step runs (sched.c, pass 2). */
+static struct vkg_tensor *in_place_step(struct vkg_context *ctx, int op, struct vkg_tensor *a) {
+    struct vkg_tensor *t = vkg_ctx_new_tensor_obj(ctx);
+    if (!t) return NULL;
+    t->type = VKG_TYPE_F32;
+    memcpy(t->ne, a->ne, sizeof t->ne);
+    memcpy(t->nb, a->nb, sizeof t->nb);
+    t->op = op;
+    t->view_src = a;
+    t->view_offs = 0;
+    t->data = a->data; /* context-allocated a (normal mode): the same host memory */
+    return t;
+}
+
 struct vkg_tensor *vkg_opt_step_adamw(struct vkg_context *ctx, struct vkg_tensor *a,
                                       struct vkg_tensor *grad, struct vkg_tensor *m,
                                       struct vkg_tensor *v, struct vkg_tensor *params) {
@@ -320,7 +336,7 @@ struct vkg_tensor *vkg_opt_step_adamw(struct vkg_context *ctx, struct vkg_tensor
         vkg_error(ctx, VKG_STATUS_INVALID_ARGUMENT, "%s: a, m and v must be distinct tensors", who);
         return NULL;
     }
-    struct vkg_tensor *t = vkg_op_new(ctx, VKG_OP_OPT_STEP_ADAMW, a->ne);
+    struct vkg_tensor *t = in_place_step(ctx, VKG_OP_OPT_STEP_ADAMW, a);
     if (t) t->src[0] = a, t->src[1] = grad, t->src[2] = m, t->src[3] = v, t->src[4] = params;
     return t;
 }
@@ -331,7 +347,7 @@ struct vkg_tensor *vkg_opt_step_sgd(struct vkg_context *ctx, struct vkg_tensor *
     if (!vkg_op_check_ctx(ctx, who) || !check_state(ctx, who, "a", a, NULL, true) ||
         !check_state(ctx, who, "grad", grad, a, false) || !check_params(ctx, who, params, 2))
         return NULL;
-    struct vkg_tensor *t = vkg_op_new(ctx, VKG_OP_OPT_STEP_SGD, a->ne);
+    struct vkg_tensor *t = in_place_step(ctx, VKG_OP_OPT_STEP_SGD, a);
     if (t) t->src[0] = a, t->src[1] = grad, t->src[2] = params;
     return t;
 }

@@ -7,7 +7,12 @@
  *      reads "CPU: <why Vulkan0 refused>", and is logged when
  *      VKG_LOG_FALLBACK=1.
  *   2. leaves: stored on the backend of their first consumer in graph order,
- *      so inputs sit where they are used and the common case needs no copy.
+ *      so inputs sit where they are used and the common case needs no copy;
+ *      a leaf that a node updates in place (an optimizer step's a, m, v) is
+ *      stored where that node runs, so the update lands in the leaf's own
+ *      storage and persists from one compute to the next. Before placing,
+ *      the graph is checked: one writer per leaf, and no node after the
+ *      update reads the leaf other than through the updating node.
  *   3. views: no computation; they live wherever their storage root lives.
  *   4. splits: maximal runs of consecutive compute nodes on one backend. For
  *      each split, every source whose storage root lives on another backend
@@ -447,14 +452,83 @@ static enum vkg_status pass_place_nodes(struct vkg_sched *s) {
     return VKG_STATUS_OK;
 }
 
+/* The compute node that updates root in place, or NULL. */
+static struct vkg_tensor *in_place_writer(struct vkg_sched *s, const struct vkg_tensor *root) {
+    for (int i = 0; i < s->n_compute; i++)
+        for (int k = 0; k < VKG_MAX_SRC; k++)
+            if (s->compute[i]->src[k] && vkg_op_writes_src(s->compute[i]->op, k) &&
+                vkg_storage_root(s->compute[i]->src[k]) == root)
+                return s->compute[i];
+    return NULL;
+}
+
+/* True when src reaches its storage through writer (writer itself, or views
+ * made from it): a read of the updated value, ordered after the update. */
+static bool reads_through(const struct vkg_tensor *src, const struct vkg_tensor *writer) {
+    for (; src; src = vkg_op_is_view(src->op) ? src->src[0] : NULL)
+        if (src == writer) return true;
+    return false;
+}
+
+/* Pass 1b: in-place updates are safe to run in graph order. Each updated
+ * leaf has one writer, and no compute node after the writer reads the
+ * leaf's storage except through the writer (it would see the updated value
+ * without depending on the update: a read meant for the old value must come
+ * first, one meant for the new value must read the writer's node). */
+static enum vkg_status pass_check_in_place(struct vkg_sched *s) {
+    for (int w = 0; w < s->n_compute; w++) {
+        struct vkg_tensor *wn = s->compute[w];
+        for (int k = 0; k < VKG_MAX_SRC; k++) {
+            if (!wn->src[k] || !vkg_op_writes_src(wn->op, k)) continue;
+            const struct vkg_tensor *root = vkg_storage_root(wn->src[k]);
+            if (in_place_writer(s, root) != wn)
+                return vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT,
+                                 "sched_alloc_graph: '%s' is updated in place by two nodes "
+                                 "('%s' and '%s'); one step per tensor and graph",
+                                 root->name, in_place_writer(s, root)->name, wn->name);
+        }
+    }
+    for (int w = 0; w < s->n_compute; w++) {
+        struct vkg_tensor *wn = s->compute[w];
+        for (int k = 0; k < VKG_MAX_SRC; k++) {
+            if (!wn->src[k] || !vkg_op_writes_src(wn->op, k)) continue;
+            const struct vkg_tensor *root = vkg_storage_root(wn->src[k]);
+            for (int j = w + 1; j < s->n_compute; j++) {
+                const struct vkg_tensor *rn = s->compute[j];
+                for (int q = 0; q < VKG_MAX_SRC; q++) {
+                    const struct vkg_tensor *src = rn->src[q];
+                    if (!src || vkg_storage_root((struct vkg_tensor *)src) != root ||
+                        reads_through(src, wn))
+                        continue;
+                    return vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT,
+                                     "sched_alloc_graph: node '%s' (%s) reads '%s' after '%s' "
+                                     "(%s) updated it in place; compute it before the update, "
+                                     "or read the updating node",
+                                     rn->name, vkg_op_slug(rn->op), root->name, wn->name,
+                                     vkg_op_slug(wn->op));
+                }
+            }
+        }
+    }
+    return VKG_STATUS_OK;
+}
+
 /* Pass 2: storage roots that are not computed (leaves) live where their
- * first consumer runs; unused leaves on the first backend. */
+ * first consumer runs, or where the node that updates them in place runs;
+ * unused leaves on the first backend. */
 static void pass_place_leaves(struct vkg_sched *s) {
     for (size_t i = 0; i < s->map_cap; i++) {
         struct tinfo *e = &s->map[i];
         if (!e->key) continue;
         struct vkg_tensor *t = (struct vkg_tensor *)e->key;
         if (vkg_storage_root(t) != t || is_compute(t)) continue;
+        const struct vkg_tensor *writer = in_place_writer(s, t);
+        if (writer) {
+            e->backend = map_find(s, writer)->backend;
+            snprintf(e->reason, sizeof e->reason, "%s (leaf, updated in place by '%.60s')",
+                     vkg_backend_name(s->backends[e->backend]), writer->name);
+            continue;
+        }
         int b = 0;
         const bool used = consumer_backend(s, t, &b);
         e->backend = b;
@@ -463,14 +537,15 @@ static void pass_place_leaves(struct vkg_sched *s) {
     }
 }
 
-/* Pass 3: views live with their storage root, and give its reason. */
+/* Pass 3: views live with their storage root, and give its reason (a node
+ * computing in place keeps its own: pass 2 put its root where it runs). */
 static void pass_place_views(struct vkg_sched *s) {
     for (size_t i = 0; i < s->map_cap; i++) {
         struct tinfo *e = &s->map[i];
         if (!e->key) continue;
         struct vkg_tensor *t = (struct vkg_tensor *)e->key;
         struct vkg_tensor *r = vkg_storage_root(t);
-        if (r == t) continue;
+        if (r == t || is_compute(t)) continue;
         struct tinfo *re = map_find(s, r);
         e->backend = re->backend;
         /* a view answers for its root node (a packed backward result, say) */
@@ -596,6 +671,7 @@ enum vkg_status vkg_sched_alloc_graph(struct vkg_sched *s, struct vkg_graph *gra
     s->graph = graph;
     enum vkg_status st = pass_records(s, graph);
     if (!st) st = pass_place_nodes(s);
+    if (!st) st = pass_check_in_place(s);
     if (!st) {
         pass_place_leaves(s);
         pass_place_views(s);
@@ -641,10 +717,12 @@ static enum vkg_status copy_root_to_shadow(struct vkg_sched *s, struct shadow *s
     return st;
 }
 
-/* NaN-fill the outputs of every compute node so unwritten elements show. */
+/* NaN-fill the outputs of every compute node so unwritten elements show
+ * (not those computing in place: their output is an input's storage). */
 static enum vkg_status fill_outputs_nan(struct vkg_sched *s) {
     for (int i = 0; i < s->n_compute; i++) {
         struct vkg_tensor *t = s->compute[i];
+        if (vkg_storage_root(t) != t) continue;
         size_t n = vkg_nbytes(t);
         uint32_t *tmp = malloc(n + 4);
         if (!tmp) return vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY, "sched: out of memory");

@@ -153,6 +153,23 @@ struct vkgref_bound vkgref_activation_back(enum vkgref_act act, const struct vkg
                                            const struct vkgref_array *x, double *out,
                                            double *mag);
 
+/* ---- rotary embeddings and optimizer steps (lib/ops_train.md) ------------- */
+/* x (or g) [head_dim, n_head, n_tok, n3], pos I32 [n_tok]; out/mag: x's shape. */
+struct vkgref_bound vkgref_rope(const struct vkgref_array *x, const struct vkgref_array *pos,
+                                int n_dims, bool neox, double freq_base, double *out, double *mag);
+struct vkgref_bound vkgref_rope_back(const struct vkgref_array *g, const struct vkgref_array *pos,
+                                     int n_dims, bool neox, double freq_base, double *out,
+                                     double *mag);
+/* One step; a, g, m, v of n elements; params α, β1, β2, ε, λ, t. out/mag
+ * packed a', m', v' (n each); bounds[3] in the same order. */
+void vkgref_opt_step_adamw(const struct vkgref_array *a, const struct vkgref_array *g,
+                           const struct vkgref_array *m, const struct vkgref_array *v,
+                           const double params[6], double *out, double *mag,
+                           struct vkgref_bound bounds[3]);
+/* params α, λ; out/mag: a'. */
+struct vkgref_bound vkgref_opt_step_sgd(const struct vkgref_array *a, const struct vkgref_array *g,
+                                        const double params[2], double *out, double *mag);
+
 #ifdef __cplusplus
 }
 #endif

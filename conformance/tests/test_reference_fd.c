@@ -20,6 +20,10 @@
  * The check is shown able to fail: deliberately wrong backwards (a d_dt that
  * drops one of dt's two routes, d_s in the wrong slot, softmax − labels on
  * rows that do not sum to 1) are computed here and must be rejected.
+ * RoPE's backward is checked the same way, and must reject a rotation by +θ,
+ * the other mode's pairs and a wrong frequency. The bounds tests run fp32
+ * versions of the shaders' algorithms (RoPE's angle reduction and
+ * polynomials, AdamW's bias corrections) against the derived bounds.
  * Every case also checks mag ≥ |value| for the forward and the backward (the
  * magnitudes bound the values they describe).
  */
@@ -1281,8 +1285,220 @@ static void bounds__ssm_scan_back_fp32_mamba1_dstate16_64_tokens(void **state) {
     bounds_scan("ssm_scan_back mamba1", 16, 1, 8, 1, 64, 2, 3, true);
 }
 
+/* ---- RoPE: the reference backward against finite differences ------------- *
+ * x [head_dim 6, n_head 2, n_tok 3, 2] with n_dims 4 (two elements of each
+ * head pass through), positions in fc->ids; loss Σ w ⊙ rope(x). */
+
+static struct {
+    int n_dims;
+    bool neox;
+    double base;
+} rope_p;
+
+static struct vkgref_array rope_pos(struct fd_case *fc) {
+    return vkgref_i32(fc->ids, (int64_t[]){fc->arr[0].ne[2], 1, 1, 1});
+}
+
+static void fwd_rope(struct fd_case *fc, double *out) {
+    struct vkgref_array x = view_of(&fc->arr[0]), pos = rope_pos(fc);
+    double *mag = calloc((size_t)fc->n_out, sizeof(double));
+    vkgref_rope(&x, &pos, rope_p.n_dims, rope_p.neox, rope_p.base, out, mag);
+    check_mag_covers("rope", out, mag, fc->n_out);
+    free(mag);
+}
+
+static void bwd_rope(struct fd_case *fc, const double *w) {
+    struct vkgref_array g = vkgref_f64(w, fc->arr[0].ne, NULL), pos = rope_pos(fc);
+    double *mag = calloc((size_t)fc->n_out, sizeof(double));
+    vkgref_rope_back(&g, &pos, rope_p.n_dims, rope_p.neox, rope_p.base, fc->arr[0].grad, mag);
+    check_mag_covers("rope_back", fc->arr[0].grad, mag, fc->n_out);
+    free(mag);
+}
+
+enum rope_wrong { ROPE_RIGHT, ROPE_PLUS_THETA, ROPE_OTHER_MODE, ROPE_FREQ_OVER_HEAD_DIM };
+
+/* The backward (or a deliberately wrong one) against finite differences;
+ * returns the worst relative error. */
+static double rope_fd(bool neox, bool transposed, enum rope_wrong how) {
+    struct fd_case fc;
+    memset(&fc, 0, sizeof fc);
+    rng_state = 0x20be0000u + (neox ? 1u : 0u) + (transposed ? 2u : 0u);
+    rope_p.n_dims = 4, rope_p.neox = neox, rope_p.base = 10000.0;
+    fc.n_arr = 1;
+    if (transposed) { /* x [6, 2, 3, 2] viewed with dims 0 and 1 of a [2, 6, 3, 2] swapped */
+        arr_init(&fc.arr[0], "x", 2, 6, 3, 2, -1, 1, true);
+        struct fd_arr *x = &fc.arr[0];
+        x->ne[0] = 6, x->ne[1] = 2;
+        size_t s0 = x->nb[0];
+        x->nb[0] = x->nb[1], x->nb[1] = s0;
+    } else {
+        arr_init(&fc.arr[0], "x", 6, 2, 3, 2, -1, 1, true);
+    }
+    fc.ids[0] = 0, fc.ids[1] = 5, fc.ids[2] = 37;
+    fc.n_out = numel(fc.arr[0].ne);
+    fc.forward = fwd_rope;
+    fc.backward = bwd_rope;
+    double *w = rand_array(fc.n_out, -1, 1);
+    fc.backward(&fc, w);
+    double *wrong = NULL;
+    if (how != ROPE_RIGHT) {
+        wrong = calloc((size_t)fc.n_out, sizeof(double));
+        double *mag = calloc((size_t)fc.n_out, sizeof(double));
+        struct vkgref_array g = vkgref_f64(w, fc.arr[0].ne, NULL), pos = rope_pos(&fc);
+        if (how == ROPE_PLUS_THETA) /* the forward rotation applied to g */
+            vkgref_rope(&g, &pos, 4, neox, 10000.0, wrong, mag);
+        else if (how == ROPE_OTHER_MODE)
+            vkgref_rope_back(&g, &pos, 4, !neox, 10000.0, wrong, mag);
+        else /* θ_i = p·base^(−2i/head_dim): the frequency of rotating all 6 */
+            vkgref_rope_back(&g, &pos, 4, neox, pow(10000.0, 6.0 / 4.0), wrong, mag);
+        free(mag);
+    }
+    struct fd_result r = fd_compare(&fc, w, 0, wrong);
+    print_result(neox ? "rope_back neox" : "rope_back normal", &fc, r);
+    free(wrong);
+    free(w);
+    fd_case_free(&fc);
+    return r.worst_rel;
+}
+
+static void rope_back__fd_normal(void **state) {
+    (void)state;
+    assert_true(rope_fd(false, false, ROPE_RIGHT) <= FD_REL_TOL);
+}
+
+static void rope_back__fd_neox_transposed_input(void **state) {
+    (void)state;
+    assert_true(rope_fd(true, true, ROPE_RIGHT) <= FD_REL_TOL);
+}
+
+static void rope_back__fd_rejects_wrong_backwards(void **state) {
+    (void)state;
+    for (int neox = 0; neox < 2; neox++) {
+        assert_true(rope_fd(neox, false, ROPE_PLUS_THETA) > 1e-2);
+        assert_true(rope_fd(neox, false, ROPE_OTHER_MODE) > 1e-2);
+        assert_true(rope_fd(neox, false, ROPE_FREQ_OVER_HEAD_DIM) > 1e-2);
+    }
+}
+
+/* ---- fp32 kernels of the shaders' algorithms within their derived bounds -- *
+ * The same steps as vulkan/shaders/rope/ and vulkan/shaders/optim/, in C
+ * float arithmetic (no contraction: C11 mode), at the positions and steps
+ * where the bounds are tightest. */
+
+/* sin and cos of an fp32 angle: two-part Cody–Waite reduction by π/2 and
+ * minimax polynomials on [−π/4, π/4] (rope_common.glsl). */
+static void sincos_f32(float theta, float *s, float *c) {
+    const float k = rintf(theta * 0.636619772f);
+    const float r = (theta - k * 1.5703125f) - k * 4.83826794897e-4f;
+    const float r2 = r * r;
+    const float sp = r + r * r2 * (-1.6666654611e-1f + r2 * (8.3321608736e-3f + r2 * -1.9515295891e-4f));
+    const float cp = 1.0f - 0.5f * r2 +
+                     r2 * r2 * (4.166664568298827e-2f + r2 * (-1.388731625493765e-3f + r2 * 2.443315711809948e-5f));
+    switch ((int)((int64_t)k & 3)) {
+    case 0: *s = sp, *c = cp; break;
+    case 1: *s = cp, *c = -sp; break;
+    case 2: *s = -sp, *c = -cp; break;
+    default: *s = -cp, *c = sp; break;
+    }
+}
+
+static void bounds__rope_fp32_positions_to_65536(void **state) {
+    (void)state;
+    const int hd = 128, nt = 9;
+    const int32_t pos[9] = {0, 1, 2, 100, 4095, 4096, 16383, 32767, 65535};
+    const double bases[2] = {10000.0, 500000.0};
+    for (int bi = 0; bi < 2; bi++)
+        for (int neox = 0; neox < 2; neox++) {
+            rng_state = 0x20be1000u + (uint64_t)(2 * bi + neox);
+            const int64_t ne[4] = {hd, 1, nt, 1}, n = hd * nt;
+            float *x = rand_f32(n, -1, 1), *y = calloc((size_t)n, sizeof(float));
+            double *ref = calloc((size_t)n, sizeof(double)), *mag = calloc((size_t)n, sizeof(double));
+            const float nl = (float)(-log2(bases[bi]) / hd);
+            for (int t = 0; t < nt; t++)
+                for (int i = 0; i < hd / 2; i++) {
+                    const float theta = (float)pos[t] * exp2f((float)(2 * i) * nl);
+                    float s, c;
+                    sincos_f32(theta, &s, &c);
+                    const int a = t * hd + (neox ? i : 2 * i), b = t * hd + (neox ? i + hd / 2 : 2 * i + 1);
+                    y[a] = x[a] * c - x[b] * s;
+                    y[b] = x[a] * s + x[b] * c;
+                }
+            struct vkgref_array xa = vkgref_f32(x, ne, NULL), pa = vkgref_i32(pos, (int64_t[]){nt, 1, 1, 1});
+            struct vkgref_bound bd = vkgref_rope(&xa, &pa, hd, neox, bases[bi], ref, mag);
+            expect_bound(neox ? "rope fp32 neox" : "rope fp32 normal", y, ref, mag, bd, n, true);
+            free(x);
+            free(y);
+            free(ref);
+            free(mag);
+        }
+}
+
+/* 1/(1 − βᵗ) in fp32 as the AdamW shader computes it (optim_common.glsl):
+ * ln β = 2·atanh(z), z = (β − 1)/(β + 1), then −1/expm1(t·ln β) with expm1
+ * from its Taylor series below 0.5 in magnitude. */
+static float bias_correction_f32(float beta, float t) {
+    const float z = (beta - 1.0f) / (beta + 1.0f), z2 = z * z;
+    float sum = 0.0f;
+    for (int k = 15; k >= 1; k -= 2)
+        sum = 1.0f / (float)k + z2 * sum;
+    const float x = t * (2.0f * z * sum);
+    float em1;
+    if (x > -0.5f) {
+        float term = 0.0f;
+        for (int k = 9; k >= 1; k--)
+            term = x / (float)k * (1.0f + term);
+        em1 = term;
+    } else {
+        em1 = expf(x) - 1.0f;
+    }
+    return -1.0f / em1;
+}
+
+static void bounds__adamw_fp32_bias_corrections_steps_1_to_1e6(void **state) {
+    (void)state;
+    const int n = 64;
+    const float steps[] = {1, 2, 3, 7, 10, 100, 693, 1000, 5000, 1e6f};
+    const float b2s[] = {0.999f, 0.95f, 0.5f};
+    for (size_t si = 0; si < sizeof steps / sizeof steps[0]; si++)
+        for (size_t bi = 0; bi < sizeof b2s / sizeof b2s[0]; bi++) {
+            rng_state = 0xada30000u + si * 7 + bi;
+            float *a = rand_f32(n, -1, 1), *g = rand_f32(n, -1e-2, 1e-2), *m = rand_f32(n, -1e-2, 1e-2),
+                  *v = rand_f32(n, 0, 1e-4);
+            const float p[6] = {1e-3f, 0.9f, b2s[bi], 1e-8f, 0.01f, steps[si]};
+            const float c1 = bias_correction_f32(p[1], p[5]), c2 = bias_correction_f32(p[2], p[5]);
+            float out[3 * 64];
+            for (int i = 0; i < n; i++) {
+                const float mm = p[1] * m[i] + (1.0f - p[1]) * g[i];
+                const float vv = p[2] * v[i] + (1.0f - p[2]) * (g[i] * g[i]);
+                const float den = sqrtf(vv * c2) + p[3];
+                out[i] = a[i] * (1.0f - p[0] * p[4]) - p[0] * ((mm * c1) / den);
+                out[n + i] = mm;
+                out[2 * n + i] = vv;
+            }
+            const int64_t ne[4] = {n, 1, 1, 1};
+            struct vkgref_array aa = vkgref_f32(a, ne, NULL), ga = vkgref_f32(g, ne, NULL),
+                                ma = vkgref_f32(m, ne, NULL), va = vkgref_f32(v, ne, NULL);
+            const double p64[6] = {p[0], p[1], p[2], p[3], p[4], p[5]};
+            double ref[3 * 64], mag[3 * 64];
+            struct vkgref_bound bd[3];
+            vkgref_opt_step_adamw(&aa, &ga, &ma, &va, p64, ref, mag, bd);
+            const double exact1 = 1.0 / (1.0 - pow(p[1], p[5])), exact2 = 1.0 / (1.0 - pow(p[2], p[5]));
+            if (fabs(c1 / exact1 - 1.0) > 16 * 0x1p-24 || fabs(c2 / exact2 - 1.0) > 16 * 0x1p-24) {
+                print_error("bias corrections at t=%g, β2=%g: %.9g, %.9g vs %.9g, %.9g (> 16u)\n",
+                            (double)p[5], (double)p[2], (double)c1, (double)c2, exact1, exact2);
+                fail();
+            }
+            for (int k = 0; k < 3; k++)
+                expect_bound("adamw fp32", out + k * n, ref + k * n, mag + k * n, bd[k], n, true);
+            free(a);
+            free(g);
+            free(m);
+            free(v);
+        }
+}
+
 int main(void) {
-    const size_t n_fixed = 9, n_total = N_CASES + 2 * N_CONV + n_fixed;
+    const size_t n_fixed = 9 + 5, n_total = N_CASES + 2 * N_CONV + n_fixed;
     struct CMUnitTest *tests = calloc(n_total, sizeof(*tests));
     struct case_state *states = calloc(N_CASES + 2 * N_CONV, sizeof(*states));
     if (!tests || !states) return 1;
@@ -1318,6 +1534,12 @@ int main(void) {
         (struct CMUnitTest)cmocka_unit_test(bounds__ssm_scan_back_fp32_mamba2_dstate32_64_tokens);
     tests[k++] =
         (struct CMUnitTest)cmocka_unit_test(bounds__ssm_scan_back_fp32_mamba1_dstate16_64_tokens);
+    tests[k++] = (struct CMUnitTest)cmocka_unit_test(rope_back__fd_normal);
+    tests[k++] = (struct CMUnitTest)cmocka_unit_test(rope_back__fd_neox_transposed_input);
+    tests[k++] = (struct CMUnitTest)cmocka_unit_test(rope_back__fd_rejects_wrong_backwards);
+    tests[k++] = (struct CMUnitTest)cmocka_unit_test(bounds__rope_fp32_positions_to_65536);
+    tests[k++] =
+        (struct CMUnitTest)cmocka_unit_test(bounds__adamw_fp32_bias_corrections_steps_1_to_1e6);
     int rc = _cmocka_run_group_tests("reference_fd", tests, k, NULL, NULL);
     free(tests);
     free(states);

@@ -163,6 +163,12 @@ static enum vkg_status run_node(struct vkg_cpu_pool *pool, int n_threads, struct
     case VKG_OP_SOFT_MAX:
     case VKG_OP_SOFT_MAX_BACK:
         return vkg_cpu_op_softmax(&ex, node);
+    case VKG_OP_ROPE:
+    case VKG_OP_ROPE_BACK:
+        return vkg_cpu_op_rope(&ex, node);
+    case VKG_OP_OPT_STEP_ADAMW:
+    case VKG_OP_OPT_STEP_SGD:
+        return vkg_cpu_op_optim(&ex, node);
     case VKG_OP_GET_ROWS:
     case VKG_OP_GET_ROWS_BACK:
         return vkg_cpu_op_get_rows(&ex, node);
@@ -177,11 +183,6 @@ static enum vkg_status run_node(struct vkg_cpu_pool *pool, int n_threads, struct
     case VKG_OP_SOFTPLUS_BACK:
     case VKG_OP_EXP_BACK:
         return vkg_cpu_op_activation(&ex, node);
-    /* training ops whose CPU kernels are not written yet: refused below */
-    case VKG_OP_ROPE:
-    case VKG_OP_ROPE_BACK:
-    case VKG_OP_OPT_STEP_ADAMW:
-    case VKG_OP_OPT_STEP_SGD:
     case VKG_OP_NONE:
     case VKG_OP_VIEW:
     case VKG_OP_RESHAPE:

@@ -90,6 +90,12 @@ int vkg_op_of_slug(const char *s, size_t len);
 bool vkg_op_src_is_i32(int op, int i);
 /* True for VIEW, RESHAPE, TRANSPOSE, PERMUTE (no computation). */
 bool vkg_op_is_view(int op);
+/* True when op updates its source i in place (the optimizer steps: a, m, v).
+ * Such a node computes into src0's storage (view_src = src0): its value is
+ * the updated src0, and the scheduler keeps every written source where the
+ * node runs and refuses a graph that reads one after the update other than
+ * through the node (sched.h). */
+bool vkg_op_writes_src(int op, int i);
 
 /* ---- glue --------------------------------------------------------------- */
 struct vkg_tensor *vkg_add(struct vkg_context *ctx, struct vkg_tensor *a, struct vkg_tensor *b);
@@ -248,10 +254,26 @@ struct vkg_tensor *vkg_rope_back(struct vkg_context *ctx, struct vkg_tensor *g,
 
 /* ---- optimizer steps ---------------------------------------------------------
  * Each returns a node of a's shape that, when computed, updates a (and the
- * moments) in place; its value is the updated a, in a's storage. a, grad, m, v
- * are contiguous F32 tensors of one shape; a, m and v must be leaves. params
+ * moments) in place; its value is the updated a, in a's storage (the node is
+ * a view of a that computes: vkg_storage_root(node) == a). a, grad, m, v
+ * are contiguous F32 tensors of one shape; a, m and v must be leaves, and
+ * keep their values between computes (sched.h, "In-place updates"). params
  * is an F32 tensor, an input read at compute time, so one recorded graph
- * serves every step:
+ * serves every step. A training loop is one graph: forward, backward, then a
+ * step per parameter, allocated once and computed once per step:
+ *
+ *     vkg_build_forward_expand(g, loss);  vkg_build_backward_expand(ctx, g);
+ *     for each parameter w (with leaves m_w, v_w and one shared params p):
+ *         vkg_build_forward_expand(g, vkg_opt_step_adamw(ctx, w,
+ *                                  vkg_graph_get_grad(g, w), m_w, v_w, p));
+ *     vkg_sched_alloc_graph(s, g);  set w, m_w = v_w = 0 once;
+ *     per step: set the batch and p (t = step), vkg_graph_reset(g),
+ *               vkg_sched_graph_compute(s, g), read the loss back.
+ *
+ * A t below 1 or a β outside [0, 1) is refused at compute time
+ * (INVALID_ARGUMENT) by the CPU; the Vulkan kernels cannot report it and
+ * give non-finite values instead.
+ *
  *   AdamW params [6] = α, β1, β2, ε, λ (weight decay), t (the step, >= 1):
  *     m ← β1·m + (1−β1)·g;  v ← β2·v + (1−β2)·g²;
  *     a ← a·(1 − α·λ) − α · (m/(1−β1ᵗ)) / (√(v/(1−β2ᵗ)) + ε)

@@ -20,6 +20,17 @@
  * A tensor's storage (buffer/data) is valid from alloc until the next alloc,
  * vkg_sched_free, or its context's vkg_free.
  *
+ * In-place updates. An optimizer step (vkg_opt_step_adamw, vkg_opt_step_sgd)
+ * computes into its parameter's storage and updates the moments there too.
+ * The scheduler stores each tensor a step updates on the backend that runs
+ * the step (other backends read copies refreshed before each split), and
+ * storage is never shared between tensors, so parameters and moments keep
+ * their values from one compute to the next: set them once, compute the
+ * same graph every step, read them back when you like. Allocation fails with
+ * INVALID_ARGUMENT when two steps update one tensor, or when a node after a
+ * step reads what it updated other than through the step's node (a read
+ * meant for the old value must come first in the graph).
+ *
  * Threads: one scheduler, its backends and its graph are used from one
  * thread at a time; different schedulers on different backends may run on
  * different threads (contexts freed on one thread while another's scheduler
