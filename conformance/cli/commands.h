@@ -14,5 +14,6 @@ int vkg_cmd_conform(int argc, char **argv);                /* cli/cmd_conform.c 
 int vkg_cmd_compare(int argc, char **argv);                /* cli/cmd_compare.c */
 int vkg_cmd_demo(const char *self, int argc, char **argv); /* cli/cmd_demo.c */
 int vkg_cmd_perf(const char *self, int argc, char **argv); /* cli/cmd_perf.c */
+int vkg_cmd_train(int argc, char **argv);                  /* cli/cmd_train.c */
 
 #endif

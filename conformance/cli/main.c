@@ -35,6 +35,7 @@ static const struct command commands[] = {
     {"compare", vkg_cmd_compare,
      "compare a conformance run with a baseline; exit 1 on a regression"},
     {"perf", cmd_perf, "benchmark the backward ops per shape; CSV out"},
+    {"train", vkg_cmd_train, "train a Llama or Mamba language model end to end"},
 };
 
 static int cmd_version(int argc, char **argv) {
