@@ -4,6 +4,7 @@
 set -euo pipefail
 pkgs=(meson ninja-build pkg-config gcc libc6-dev glslang-tools libvulkan-dev mesa-vulkan-drivers vulkan-tools
       libopenblas-dev libcmocka-dev libjson-c-dev gnuplot-nox python3 python3-numpy
+      fortunes
       clang libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do
