@@ -13,6 +13,18 @@ static int parse_bool(const char *v, size_t len, bool *out) {
     return -1;
 }
 
+/* One of the kernel canaries' names (conformance/harness/canary.h). */
+static int parse_canary(const char *v, size_t len, char *out, size_t size) {
+    static const char *const names[] = {"loop", "groups", "range", "offset64", "subgroup"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strlen(names[i]) == len && !strncmp(names[i], v, len) && len < size) {
+            memcpy(out, v, len);
+            out[len] = 0;
+            return 0;
+        }
+    return -1;
+}
+
 int vkg_testing_options_read(struct vkg_testing_options *o, const char *spec, char *err,
                              size_t err_size) {
     memset(o, 0, sizeof *o);
@@ -34,10 +46,12 @@ int vkg_testing_options_read(struct vkg_testing_options *o, const char *spec, ch
                 bad = parse_bool(eq + 1, vl, &o->force_staging);
             else if (kl == 18 && !strncmp(p, "no_push_descriptor", kl))
                 bad = parse_bool(eq + 1, vl, &o->no_push_descriptor);
+            else if (kl == 12 && !strncmp(p, "canary_break", kl))
+                bad = parse_canary(eq + 1, vl, o->canary_break, sizeof o->canary_break);
             else {
                 snprintf(err, err_size,
                          "VKGRAD_TESTING: unknown key '%.*s' (drop_dispatch, force_staging, "
-                         "no_push_descriptor)",
+                         "no_push_descriptor, canary_break)",
                          (int)kl, p);
                 return -1;
             }

@@ -12,6 +12,9 @@
  *   force_staging=0|1     Vulkan buffers are never host-mapped: every
  *                         transfer goes through a staging buffer
  *   no_push_descriptor=0|1  descriptors are written into sets, not pushed
+ *   canary_break=NAME     the conformance harness's kernel canary NAME (loop,
+ *                         groups, range, offset64, subgroup) runs with its
+ *                         driver pitfall simulated, to show it fails
  *
  * An unknown key or a bad value makes the read fail with the reason. The
  * scheduler's guard bytes, the harness's out-of-bounds check, are here too. */
@@ -28,6 +31,7 @@ struct vkg_testing_options {
     int drop_dispatch_op; /* an enum vkg_op, or 0 for none */
     bool force_staging;
     bool no_push_descriptor;
+    char canary_break[16]; /* "" for none */
 };
 
 /* Parse spec (NULL: the environment's VKGRAD_TESTING; unset or "": all off)

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "canary.h"
 #include "vkgrad/ops.h"
 
 #define BIG 1048576 /* upper bound for a size parameter: keeps buffers sane */
@@ -197,7 +198,7 @@ static bool check_softmax(const struct conf_case *c, char *msg, size_t n) {
 
 /* ---- the families ---------------------------------------------------------- */
 #define SINGLE(nm, vars, ps, opk, chk)                                                             \
-    static const struct conf_family fam_##nm = {#nm, vars, ps, opk, false, chk}
+    static const struct conf_family fam_##nm = {#nm, vars, ps, opk, false, chk, 0, NULL}
 SINGLE(add, layouts, p_binary, VKG_OP_ADD, check_binary);
 SINGLE(sub, layouts, p_binary, VKG_OP_SUB, check_binary);
 SINGLE(mul, layouts, p_binary, VKG_OP_MUL, check_binary);
@@ -239,7 +240,7 @@ SINGLE(softplus_back, layouts, p_unary, VKG_OP_SOFTPLUS_BACK, NULL);
 SINGLE(exp_back, layouts, p_unary, VKG_OP_EXP_BACK, NULL);
 
 #define GRAPH(nm, vars, ps, opk, chk)                                                              \
-    static const struct conf_family fam_##nm = {#nm, vars, ps, opk, true, chk}
+    static const struct conf_family fam_##nm = {#nm, vars, ps, opk, true, chk, 0, NULL}
 GRAPH(train_dense, NULL, p_dense, VKG_OP_OUT_PROD, NULL);
 GRAPH(train_xent, NULL, p_train_xent, VKG_OP_CROSS_ENTROPY_LOSS_BACK, NULL);
 GRAPH(train_conv, NULL, p_train_conv, VKG_OP_SSM_CONV_BACK, NULL);
@@ -287,6 +288,13 @@ const struct conf_family *const conf_families[] = {&fam_add,
                                                    &fam_gelu_erf_back,
                                                    &fam_softplus_back,
                                                    &fam_exp_back,
+                                                   &conf_family_canary_loop,
+                                                   &conf_family_canary_workgroup_count,
+                                                   &conf_family_canary_binding_range,
+                                                   &conf_family_canary_offset64,
+                                                   &conf_family_canary_subgroup,
+                                                   &conf_family_canary_denormal,
+                                                   &conf_family_canary_determinism,
                                                    NULL};
 
 const struct conf_family *conf_family_find(const char *name) {

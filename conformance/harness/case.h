@@ -52,6 +52,10 @@ struct conf_family {
     bool graph; /* a training graph (reference composed of several kernels) */
     /* Cross-parameter checks beyond the ranges; false + message on error. */
     bool (*check)(const struct conf_case *c, char *msg, size_t msg_size);
+    /* Driver canaries (canary.h): their enum conf_canary_kind, and the
+     * pitfall each guards in a line; 0 and NULL for op and graph cases. */
+    int canary;
+    const char *guards;
 };
 
 struct conf_case {

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "canary.h"
 #include "harness.h"
 
 #define SCALE_FACTOR 0.3f /* the scale case's constant: not a power of two, so it rounds */
@@ -44,6 +45,7 @@ struct builder {
     uint64_t seed;
     struct conf_built *b;
     int layout; /* 0 contig, 1 transposed, 2 strided */
+    bool edge;  /* canary_denormal: subnormals and signed zeros (edge_values) */
     char *msg;
     size_t msg_size;
 };
@@ -56,6 +58,26 @@ static bool fail_ctx(struct builder *bl, const char *what) {
 
 static void ne4(int64_t ne[4], int64_t a, int64_t b, int64_t c, int64_t d) {
     ne[0] = a, ne[1] = b, ne[2] = c, ne[3] = d;
+}
+
+/* canary_denormal's inputs. The gradient flowing in (g; for out_prod, b,
+ * dW's upstream gradient) is scaled by 2^-128, so every gradient computed
+ * from it is at the subnormal scale, with +0 at every 5th element and -0 at
+ * every 7th (element 0, all of a scalar g, is never a zero); the other
+ * inputs get -0 at every 11th element and a subnormal (2^-140 times the
+ * value) at every 13th. Exact, in float, so the float64
+ * reference sees the same values. */
+static void edge_values(const struct builder *bl, const char *name, float *h, int64_t n) {
+    const bool upstream =
+        !strcmp(name, bl->c->family->op == VKG_OP_OUT_PROD ? "b" : "g");
+    for (int64_t i = 0; i < n; i++) {
+        if (upstream) {
+            h[i] = i % 5 == 4 ? 0.0f : i % 7 == 6 ? -0.0f : ldexpf(h[i], -128);
+        } else {
+            if (i % 11 == 10) h[i] = -0.0f;
+            else if (i % 13 == 12) h[i] = ldexpf(h[i], -140);
+        }
+    }
 }
 
 /* A seeded F32 input in the builder's layout (or contiguous when plain). */
@@ -95,6 +117,7 @@ static struct conf_input *input_f32(struct builder *bl, const char *name, const 
     conf_rng_init(&rng, bl->seed, bl->c->name, name);
     for (int64_t i = 0; i < n; i++)
         h[i] = conf_rng_uniform(&rng, lo, hi);
+    if (bl->edge) edge_values(bl, name, h, n);
     in->host = h;
     size_t nb[4];
     for (int k = 0; k < 4; k++)
@@ -966,7 +989,14 @@ bool conf_build(const struct conf_case *c, uint64_t seed, struct conf_built *b, 
                 size_t msg_size) {
     memset(b, 0, sizeof *b);
     msg[0] = 0;
-    struct builder bl = {c, seed, b, 0, msg, msg_size};
+    /* an op canary builds the backward-op case it runs */
+    struct conf_case inner;
+    const bool edge = c->family->canary == CONF_CANARY_DENORMAL;
+    if (c->family->canary) {
+        if (!conf_canary_inner(c, &inner, msg, msg_size)) return false;
+        c = &inner;
+    }
+    struct builder bl = {c, seed, b, 0, edge, msg, msg_size};
     const char *v = conf_case_variant(c);
     bl.layout = !strcmp(v, "transposed") ? 1 : !strcmp(v, "strided") ? 2 : 0;
     b->probe_op = c->family->op;
@@ -1000,6 +1030,14 @@ bool conf_build(const struct conf_case *c, uint64_t seed, struct conf_built *b, 
     if (!ok) {
         if (!msg[0]) snprintf(msg, msg_size, "%s: build failed", c->name);
         conf_built_free(b);
+    }
+    /* canary_denormal: the floor at the subnormal scale, two subnormal steps
+     * per rounding of the chain, instead of K·FLT_MIN (which a flush to zero
+     * stays within) */
+    for (int i = 0; ok && edge && i < b->n_outputs; i++) {
+        struct conf_output *o = &b->outputs[i];
+        o->bound.floor = (double)o->bound.K * 0x1p-148;
+        vkgref_tolerance(o->bound, o->mag, o->n, o->tol);
     }
     return ok;
 }

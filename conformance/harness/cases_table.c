@@ -343,6 +343,14 @@ static const struct sweep_row rows[] = {
     {"silu_back", "contig", SETS("ne0=4096.ne1=4096.ne2=1"), 1},
     {"gelu_back", "contig", SETS("ne0=8192.ne1=4096.ne2=1"), 1},
     {"gelu_erf_back", "contig", SETS("ne0=8192.ne1=1024.ne2=1"), 1},
+    /* driver canaries (canary.h): each guards one known driver pitfall */
+    {"canary_loop", NULL, SETS("trips=70000"), 0},
+    {"canary_workgroup_count", NULL, SETS(""), 0},
+    {"canary_binding_range", NULL, SETS(""), 0},
+    {"canary_offset64", NULL, SETS("log2=31"), 0},
+    {"canary_subgroup", NULL, SETS(""), 0},
+    {"canary_denormal", NULL, SETS(""), 0},
+    {"canary_determinism", NULL, SETS("runs=4"), 0},
 };
 
 static bool push(struct conf_case **v, int *n, int *cap, const struct conf_case *c) {
@@ -437,8 +445,8 @@ int conf_sweep(int tier, const struct vkg_vulkan_device_info *infos, int n_infos
             }
             for (int s = 0; row->sets[s]; s++) {
                 char name[CONF_NAME_MAX];
-                snprintf(name, sizeof name, "%s%s%s.%s", f->name, var ? "." : "", var ? var : "",
-                         row->sets[s]);
+                snprintf(name, sizeof name, "%s%s%s%s%s", f->name, var ? "." : "",
+                         var ? var : "", row->sets[s][0] ? "." : "", row->sets[s]);
                 if (!add_named(&v, &n, &cap, name, msg, msg_size)) goto error;
             }
             if (!f->variants) break;

@@ -180,6 +180,11 @@ double conf_result_worst_usage(const struct conf_result *r);
  *   crash:<case-glob>                       raise SIGSEGV inside the case
  *   hang:<case-glob>                        sleep forever inside the case
  *   lose:<case-glob>                        report VKG_STATUS_DEVICE_LOST
+ *   ftz:<case-glob>                         after readback, flush subnormal
+ *                                           results to zero (canary_denormal)
+ *   jitter:<case-glob>                      flip the last bit of each output's
+ *                                           element 0 in the third compute
+ *                                           (canary_determinism)
  * Below the readback, the Vulkan backend honours VKGRAD_TESTING=drop_dispatch=<op>
  * (skip the dispatches of an op; lib/testing.h) and VKG_VULKAN_DISABLE=<op>
  * (refuse an op). */

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "canary.h"
 #include "harness.h"
 #include "testing.h"
 
@@ -152,7 +153,8 @@ int conf_faults_parse(const char *spec, struct conf_fault *f, int max, char *msg
             x->value = strtod(fields[2], &end);
             if (*end || !(x->value > 0)) goto bad;
         } else if (!strcmp(x->kind, "crash") || !strcmp(x->kind, "hang") ||
-                   !strcmp(x->kind, "lose")) {
+                   !strcmp(x->kind, "lose") || !strcmp(x->kind, "ftz") ||
+                   !strcmp(x->kind, "jitter")) {
             if (nf != 2) goto bad;
         } else {
             goto bad;
@@ -162,7 +164,8 @@ int conf_faults_parse(const char *spec, struct conf_fault *f, int max, char *msg
     bad:
         snprintf(msg, msg_size,
                  "VKG_FAULT: malformed item '%s' (perturb:GLOB:OUTPUT:USAGE, slow:GLOB:FACTOR, "
-                 "slowfirst:GLOB:FACTOR, crash:GLOB, hang:GLOB, lose:GLOB; no field too long)",
+                 "slowfirst:GLOB:FACTOR, crash:GLOB, hang:GLOB, lose:GLOB, ftz:GLOB, jitter:GLOB; no "
+                 "field too long)",
                  fields[0] ? fields[0] : "");
         free(buf);
         return -1;
@@ -314,10 +317,14 @@ static bool case_setup(struct case_run *cr, struct vkg_backend *backend) {
     if (fault_for(cr->o, "hang", cr->c->name))
         for (;;)
             pause();
-    /* expected placement, from the device limits alone */
+    /* expected placement, from the device limits alone (an op canary's:
+     * those of the case it runs) */
     char why[256] = "";
+    struct conf_case inner;
+    const struct conf_case *judged = cr->c;
+    if (cr->c->family->canary && conf_canary_inner(cr->c, &inner, msg, sizeof msg)) judged = &inner;
     const bool on_device = cr->t->device >= 0 && cr->t->have_info
-                               ? conf_expect_on_vulkan(cr->c, &cr->t->info, why, sizeof why)
+                               ? conf_expect_on_vulkan(judged, &cr->t->info, why, sizeof why)
                                : cr->t->make != NULL;
     snprintf(r->expected_placement, sizeof r->expected_placement, "%s",
              on_device ? cr->t->name : "CPU");
@@ -379,6 +386,43 @@ static bool first_run(struct case_run *cr) {
     return true;
 }
 
+/* VKG_FAULT ftz: every subnormal result becomes a zero of its sign, as a
+ * driver that flushes denormals on store gives (canary_denormal's pitfall). */
+static void flush_if_faulted(struct case_run *cr, float **got) {
+    if (!fault_for(cr->o, "ftz", cr->c->name)) return;
+    for (int i = 0; i < cr->b.n_outputs; i++)
+        for (int64_t k = 0; k < cr->b.outputs[i].n; k++)
+            if (fpclassify(got[i][k]) == FP_SUBNORMAL) got[i][k] = copysignf(0.0f, got[i][k]);
+}
+
+/* canary_denormal: where every term of an output element is zero, the
+ * element is exactly zero (of either sign), not a residue; a case that
+ * passes says how many results are subnormal in the reference and how many
+ * came back subnormal. */
+static void check_edge_values(struct case_run *cr) {
+    if (cr->c->family->canary != CONF_CANARY_DENORMAL) return;
+    int64_t n = 0, sub_ref = 0, sub_got = 0, zeros = 0;
+    for (int i = 0; i < cr->b.n_outputs; i++) {
+        const struct conf_output *out = &cr->b.outputs[i];
+        for (int64_t k = 0; k < out->n; k++) {
+            n++;
+            sub_ref += fpclassify((float)out->ref[k]) == FP_SUBNORMAL;
+            sub_got += fpclassify(cr->got[i][k]) == FP_SUBNORMAL;
+            zeros += out->mag[k] == 0;
+            if (out->mag[k] == 0 && cr->got[i][k] != 0) {
+                conf_result_raise(cr->r, CONF_FAIL,
+                                  "%s[%" PRId64 "]: every term is zero, got %.9g (not an exact zero)",
+                                  out->name, k, cr->got[i][k]);
+                return;
+            }
+        }
+    }
+    conf_result_raise(cr->r, CONF_PASS,
+                      "%" PRId64 " of %" PRId64 " results subnormal in the reference, %" PRId64
+                      " subnormal as computed; %" PRId64 " exact zeros kept",
+                      sub_ref, n, sub_got, zeros);
+}
+
 /* Every output against the reference: Fail past its bound, QualityWarning
  * far into it on a long chain. The perturb fault moves element 0 first. */
 static void judge_outputs(struct case_run *cr) {
@@ -388,6 +432,7 @@ static void judge_outputs(struct case_run *cr) {
     for (int i = 0; cr->pf && i < b->n_outputs; i++)
         if (!strcmp(b->outputs[i].name, cr->pf->output))
             cr->got[i][0] = (float)(b->outputs[i].ref[0] + cr->pf->value * b->outputs[i].tol[0]);
+    flush_if_faulted(cr, cr->got);
     r->n_grads = b->n_outputs;
     for (int i = 0; i < b->n_outputs; i++) {
         struct conf_output *out = &b->outputs[i];
@@ -432,6 +477,7 @@ static bool second_run(struct case_run *cr) {
         return false;
     }
     cr->time2 = cr->tmax = probe_time_us(cr, NULL, NULL);
+    flush_if_faulted(cr, cr->got2);
     if (cr->pf) /* the fault models a wrong kernel, so it must be deterministic */
         for (int i = 0; i < b->n_outputs; i++)
             if (!strcmp(b->outputs[i].name, cr->pf->output)) cr->got2[i][0] = cr->got[i][0];
@@ -452,6 +498,55 @@ static bool second_run(struct case_run *cr) {
     char report[512] = "";
     if (vkg_sched_check_guards(cr->sched, report, sizeof report))
         conf_result_raise(r, CONF_FAIL, "guards (second run): %s", report);
+    return true;
+}
+
+/* canary_determinism: the second run and `runs` - 2 more must equal the
+ * first bit for bit (elsewhere a difference within the bound only marks the
+ * output non-deterministic). VKG_FAULT jitter flips the last bit of each
+ * output's element 0 in the third run, as an order-dependent sum would.
+ * false after raising the status. */
+static bool determinism_runs(struct case_run *cr) {
+    if (cr->c->family->canary != CONF_CANARY_DETERMINISM) return true;
+    struct conf_result *r = cr->r;
+    struct conf_built *b = &cr->b;
+    if (!r->deterministic) {
+        conf_result_raise(r, CONF_FAIL, "run 2 differs from run 1 (not bitwise reproducible)");
+        return true;
+    }
+    const int64_t runs = conf_case_get(cr->c, "runs");
+    for (int64_t run = 3; run <= runs; run++) {
+        enum vkg_status st = upload(b);
+        if (st == VKG_STATUS_OK) st = vkg_sched_graph_compute(cr->sched, b->graph);
+        if (st == VKG_STATUS_OK) st = readback(b, cr->got2);
+        if (st != VKG_STATUS_OK) {
+            conf_result_raise(r, status_of(st), "compute %" PRId64 ": %s: %s", run,
+                              vkg_status_str(st), vkg_last_error(NULL));
+            return false;
+        }
+        for (int i = 0; run == 3 && fault_for(cr->o, "jitter", cr->c->name) && i < b->n_outputs;
+             i++) {
+            uint32_t bits;
+            memcpy(&bits, &cr->got2[i][0], 4);
+            bits ^= 1u;
+            memcpy(&cr->got2[i][0], &bits, 4);
+        }
+        for (int i = 0; i < b->n_outputs; i++)
+            for (int64_t k = 0; k < b->outputs[i].n; k++) {
+                uint32_t x, y;
+                memcpy(&x, &cr->got[i][k], 4);
+                memcpy(&y, &cr->got2[i][k], 4);
+                if (x == y) continue;
+                r->grads[i].deterministic = false;
+                r->deterministic = false;
+                conf_result_raise(r, CONF_FAIL,
+                                  "run %" PRId64 " differs from run 1: %s[%" PRId64
+                                  "] 0x%08x (%.9g) vs 0x%08x (%.9g)",
+                                  run, b->outputs[i].name, k, y, cr->got2[i][k], x, cr->got[i][k]);
+                return true;
+            }
+    }
+    conf_result_raise(r, CONF_PASS, "%" PRId64 " computes agree bit for bit", runs);
     return true;
 }
 
@@ -487,6 +582,23 @@ static bool timed_runs(struct case_run *cr) {
     return true;
 }
 
+/* A kernel canary (canary_vk.c) on a Vulkan target; the CPU backend has no
+ * driver for it to guard. A passing canary keeps what it checked as its
+ * message. */
+static void run_kernel_canary(const struct conf_case *c, const struct conf_target *t,
+                              struct conf_result *r) {
+    if (t->device < 0 || t->make) {
+        conf_result_raise(r, CONF_NOT_SUPPORTED,
+                          "%s guards a Vulkan driver; %s has none to check", c->name, t->name);
+        return;
+    }
+    snprintf(r->expected_placement, sizeof r->expected_placement, "%s", t->name);
+    snprintf(r->placement, sizeof r->placement, "%s", t->name);
+    char msg[sizeof r->message];
+    const enum conf_status st = conf_canary_vk_run(c, t->device, msg, sizeof msg);
+    conf_result_raise(r, st, "%s", msg);
+}
+
 enum conf_status conf_run_case(const struct conf_case *c, const struct conf_target *t,
                                struct vkg_backend *backend, const struct conf_options *o,
                                struct conf_result *r) {
@@ -498,9 +610,16 @@ enum conf_status conf_run_case(const struct conf_case *c, const struct conf_targ
     cr.o = o;
     cr.r = r;
     conf_result_init(r, c, t, o);
+    if (conf_canary_is_kernel(c->family->canary)) {
+        run_kernel_canary(c, t, r);
+        r->wall_ms = now_ms() - t0;
+        return r->status;
+    }
     if (case_setup(&cr, backend) && first_run(&cr)) {
         judge_outputs(&cr);
-        if ((!o->determinism || second_run(&cr)) && timed_runs(&cr) && o->dump_dir) {
+        check_edge_values(&cr);
+        if ((!o->determinism || second_run(&cr)) && determinism_runs(&cr) && timed_runs(&cr) &&
+            o->dump_dir) {
             /* a dump asked for and not written fails the case: the run's exit
              * status says so, not only a line on stderr */
             char msg[CONF_MSG_MAX];
