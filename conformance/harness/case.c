@@ -129,6 +129,20 @@ static const struct conf_param_spec p_get_rows[] = {{"n0", 7, 1, BIG, NULL},
                                                     {"n_ids", 9, 1, BIG, NULL},
                                                     {"n2", 1, 1, 4096, NULL},
                                                     {NULL, 0, 0, 0, NULL}};
+/* RoPE: x [head_dim, n_head, n_tok], the first n_dims rotated, mode
+ * normal/neox, freq_base an integer, positions seeded in [0, pos_max) with
+ * the last token at pos_max - 1. Optimizer steps: n parameters, AdamW's
+ * step t (its bias corrections). */
+static const char *const w_rope_mode[] = {"normal", "neox", NULL};
+static const struct conf_param_spec p_rope[] = {
+    {"head_dim", 8, 2, 4096, NULL}, {"n_head", 3, 1, 4096, NULL},   {"n_tok", 5, 1, BIG, NULL},
+    {"n_dims", 8, 2, 4096, NULL},   {"mode", 0, 0, 1, w_rope_mode}, {"base", 10000, 2, 100000000, NULL},
+    {"pos_max", 64, 1, 16777216, NULL}, {NULL, 0, 0, 0, NULL}};
+static const struct conf_param_spec p_adamw[] = {{"n", 7, 1, (int64_t)1 << 30, NULL},
+                                                 {"t", 1, 1, 16777216, NULL},
+                                                 {NULL, 0, 0, 0, NULL}};
+static const struct conf_param_spec p_sgd[] = {{"n", 7, 1, (int64_t)1 << 30, NULL},
+                                               {NULL, 0, 0, 0, NULL}};
 
 /* ---- cross-parameter checks ---------------------------------------------- */
 static bool div_check(const struct conf_case *c, const char *a, const char *b, char *msg,
@@ -196,6 +210,16 @@ static bool check_softmax(const struct conf_case *c, char *msg, size_t n) {
     return div_check(c, "n_head", "m2", msg, n);
 }
 
+static bool check_rope(const struct conf_case *c, char *msg, size_t n) {
+    const int64_t nd = conf_case_get(c, "n_dims");
+    if (nd % 2 || nd > conf_case_get(c, "head_dim")) {
+        say(msg, n, "n_dims=%" PRId64 " must be even and <= head_dim=%" PRId64, nd,
+            conf_case_get(c, "head_dim"));
+        return false;
+    }
+    return true;
+}
+
 /* ---- the families ---------------------------------------------------------- */
 #define SINGLE(nm, vars, ps, opk, chk)                                                             \
     static const struct conf_family fam_##nm = {#nm, vars, ps, opk, false, chk, 0, NULL}
@@ -225,6 +249,10 @@ SINGLE(rms_norm_back, layouts, p_norm, VKG_OP_RMS_NORM_BACK, NULL);
 SINGLE(norm_back, layouts, p_norm, VKG_OP_NORM_BACK, NULL);
 SINGLE(soft_max, layouts, p_softmax, VKG_OP_SOFT_MAX, check_softmax);
 SINGLE(soft_max_back, layouts, p_softmax_back, VKG_OP_SOFT_MAX_BACK, NULL);
+SINGLE(rope, layouts, p_rope, VKG_OP_ROPE, check_rope);
+SINGLE(rope_back, layouts, p_rope, VKG_OP_ROPE_BACK, check_rope);
+SINGLE(opt_step_adamw, NULL, p_adamw, VKG_OP_OPT_STEP_ADAMW, NULL);
+SINGLE(opt_step_sgd, NULL, p_sgd, VKG_OP_OPT_STEP_SGD, NULL);
 
 SINGLE(get_rows, layouts, p_get_rows, VKG_OP_GET_ROWS, NULL);
 SINGLE(get_rows_back, layouts, p_get_rows, VKG_OP_GET_ROWS_BACK, NULL);
@@ -295,6 +323,10 @@ const struct conf_family *const conf_families[] = {&fam_add,
                                                    &conf_family_canary_subgroup,
                                                    &conf_family_canary_denormal,
                                                    &conf_family_canary_determinism,
+                                                   &fam_rope,
+                                                   &fam_rope_back,
+                                                   &fam_opt_step_adamw,
+                                                   &fam_opt_step_sgd,
                                                    NULL};
 
 const struct conf_family *conf_family_find(const char *name) {

@@ -252,6 +252,40 @@ static enum vkgref_act act_of(int op) {
     }
 }
 
+/* RoPE positions: I32 [n_tok], seeded in [0, pos_max), the last token at
+ * pos_max - 1 so the largest angle of the case is always exercised. */
+static struct conf_input *input_pos(struct builder *bl, int64_t n_tok, int64_t pos_max) {
+    struct conf_built *b = bl->b;
+    if (b->n_inputs == CONF_MAX_INPUTS) return NULL;
+    struct conf_input *in = &b->inputs[b->n_inputs];
+    memset(in, 0, sizeof *in);
+    snprintf(in->name, sizeof in->name, "pos");
+    in->leaf = in->view = vkg_new_tensor_1d(b->ctx, VKG_TYPE_I32, n_tok);
+    if (!in->leaf) return fail_ctx(bl, "pos"), NULL;
+    vkg_set_input(in->leaf);
+    vkg_set_name(in->leaf, "pos");
+    int32_t *h = malloc((size_t)n_tok * sizeof *h);
+    if (!h) {
+        snprintf(bl->msg, bl->msg_size, "out of memory for positions");
+        return NULL;
+    }
+    struct conf_rng rng;
+    conf_rng_init(&rng, bl->seed, bl->c->name, "pos");
+    for (int64_t i = 0; i < n_tok; i++)
+        h[i] = (int32_t)(conf_rng_next(&rng) % (uint64_t)pos_max);
+    h[n_tok - 1] = (int32_t)(pos_max - 1);
+    in->host = h;
+    in->is_i32 = true;
+    in->ref = vkgref_i32(h, (int64_t[]){n_tok, 1, 1, 1});
+    b->n_inputs++;
+    return in;
+}
+
+/* Overwrite a plain input's values (a parameter vector). */
+static void input_set(struct conf_input *in, const float *v, int n) {
+    memcpy(in->host, v, (size_t)n * sizeof *v);
+}
+
 static struct conf_output *output(struct builder *bl, const char *name, struct vkg_tensor *t,
                                   int64_t offset, const int64_t ne[4]) {
     struct conf_built *b = bl->b;
@@ -529,6 +563,76 @@ static bool build_single(struct builder *bl) {
         if (!(o = output(bl, "y", node, 0, ne))) return false;
         finish_output(o, vkgref_soft_max(&a->ref, m ? &m->ref : NULL, (double)SOFTMAX_SCALE,
                                          causal, o->ref, o->mag));
+        break;
+    }
+    case VKG_OP_ROPE:
+    case VKG_OP_ROPE_BACK: {
+        ne4(ne, conf_case_get(c, "head_dim"), conf_case_get(c, "n_head"), conf_case_get(c, "n_tok"),
+            1);
+        const int n_dims = (int)conf_case_get(c, "n_dims");
+        const bool neox = conf_case_get(c, "mode") == 1;
+        const float base = (float)conf_case_get(c, "base");
+        struct conf_input *x = input_f32(bl, op == VKG_OP_ROPE ? "x" : "g", ne, -1, 1, false);
+        struct conf_input *pos = x ? input_pos(bl, ne[2], conf_case_get(c, "pos_max")) : NULL;
+        if (!pos) return false;
+        const enum vkg_rope_mode mode = neox ? VKG_ROPE_NEOX : VKG_ROPE_NORMAL;
+        node = op == VKG_OP_ROPE ? vkg_rope(ctx, x->view, pos->view, n_dims, mode, base)
+                                 : vkg_rope_back(ctx, x->view, pos->view, n_dims, mode, base);
+        if (!node_out(bl, node, "op")) return false;
+        if (!(o = output(bl, op == VKG_OP_ROPE ? "y" : "d_x", node, 0, ne))) return false;
+        finish_output(o, op == VKG_OP_ROPE
+                             ? vkgref_rope(&x->ref, &pos->ref, n_dims, neox, base, o->ref, o->mag)
+                             : vkgref_rope_back(&x->ref, &pos->ref, n_dims, neox, base, o->ref,
+                                                o->mag));
+        break;
+    }
+    case VKG_OP_OPT_STEP_ADAMW:
+    case VKG_OP_OPT_STEP_SGD: {
+        /* updated in place: the node's value is a', and m', v' are read from
+         * the moments' own storage; every run uploads the same a, m, v */
+        const int64_t n = conf_case_get(c, "n");
+        ne4(ne, n, 1, 1, 1);
+        const bool adamw = op == VKG_OP_OPT_STEP_ADAMW;
+        struct conf_input *a = input_f32(bl, "a", ne, -1, 1, true);
+        struct conf_input *g = a ? input_f32(bl, "grad", ne, -1, 1, true) : NULL;
+        struct conf_input *m = g && adamw ? input_f32(bl, "m", ne, -0.1f, 0.1f, true) : NULL;
+        struct conf_input *v = m ? input_f32(bl, "v", ne, 0, 1, true) : NULL;
+        struct conf_input *p =
+            g && (!adamw || v) ? input_f32(bl, "params", (int64_t[]){adamw ? 6 : 2, 1, 1, 1}, 0, 1, true)
+                               : NULL;
+        if (!p) return false;
+        const float t = adamw ? (float)conf_case_get(c, "t") : 0.0f;
+        const float pa[6] = {1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f, t}, ps[2] = {0.05f, 0.01f};
+        input_set(p, adamw ? pa : ps, adamw ? 6 : 2);
+        node = adamw ? vkg_opt_step_adamw(ctx, a->view, g->view, m->view, v->view, p->view)
+                     : vkg_opt_step_sgd(ctx, a->view, g->view, p->view);
+        if (!node_out(bl, node, "op")) return false;
+        if (!(o = output(bl, "a", node, 0, ne))) return false;
+        if (adamw) {
+            vkg_set_output(m->leaf);
+            vkg_set_output(v->leaf);
+            struct conf_output *om = output(bl, "m", m->leaf, 0, ne);
+            struct conf_output *ov = om ? output(bl, "v", v->leaf, 0, ne) : NULL;
+            double *out = malloc((size_t)(3 * n) * sizeof *out), *mag = malloc((size_t)(3 * n) * sizeof *mag);
+            if (!ov || !out || !mag) {
+                free(out), free(mag);
+                snprintf(bl->msg, bl->msg_size, "out of memory for the AdamW reference");
+                return false;
+            }
+            const double p64[6] = {pa[0], pa[1], pa[2], pa[3], pa[4], pa[5]};
+            struct vkgref_bound bds[3];
+            vkgref_opt_step_adamw(&a->ref, &g->ref, &m->ref, &v->ref, p64, out, mag, bds);
+            struct conf_output *os[3] = {o, om, ov};
+            for (int k = 0; k < 3; k++) {
+                memcpy(os[k]->ref, out + k * n, (size_t)n * sizeof *out);
+                memcpy(os[k]->mag, mag + k * n, (size_t)n * sizeof *mag);
+                finish_output(os[k], bds[k]);
+            }
+            free(out), free(mag);
+        } else {
+            const double p64[2] = {ps[0], ps[1]};
+            finish_output(o, vkgref_opt_step_sgd(&a->ref, &g->ref, p64, o->ref, o->mag));
+        }
         break;
     }
     case VKG_OP_SSM_CONV:
