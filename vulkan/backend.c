@@ -32,6 +32,7 @@
 static const struct vkg_vk_op_family *const families[] = {
     &vkg_vk_family_glue,     &vkg_vk_family_matmul, &vkg_vk_family_cross_entropy,
     &vkg_vk_family_ssm_conv, &vkg_vk_family_ssm_scan,
+    &vkg_vk_family_rope,     &vkg_vk_family_optim,
 };
 
 static const struct vkg_vk_op_family *family_of(int op) {
@@ -56,7 +57,9 @@ static const char *vk_get_description(struct vkg_backend *backend) {
 static bool refuse_tensor(const struct vkg_vk_backend *be, const struct vkg_tensor *node,
                           const struct vkg_tensor *t, const char *what, char *reason, size_t n) {
     const char *slug = vkg_op_slug(node->op);
-    bool ids = is_scan(node->op) && t == node->src[6];
+    bool ids = false;
+    for (int i = 0; i < VKG_MAX_SRC; i++)
+        ids = ids || (t == node->src[i] && vkg_op_src_is_i32(node->op, i));
     if (t->type != (ids ? VKG_TYPE_I32 : VKG_TYPE_F32)) {
         vkg_reason(reason, n, "%s %s is %s (Vulkan kernels take F32 data%s)", slug, what,
                    vkg_type_name(t->type), ids ? " and I32 ids" : "");
@@ -327,9 +330,12 @@ static bool needs_barrier(const struct vkg_vk_backend *be, const struct pending 
     struct byte_range x;
     if (pd->unknown || !range_of(be, node, &x)) return true;
     if (overlaps(&x, pd->w, pd->n_w) || overlaps(&x, pd->r, pd->n_r)) return true;
-    for (int k = 0; k < VKG_MAX_SRC; k++)
-        if (node->src[k] && (!range_of(be, node->src[k], &x) || overlaps(&x, pd->w, pd->n_w)))
-            return true;
+    for (int k = 0; k < VKG_MAX_SRC; k++) {
+        if (!node->src[k]) continue;
+        if (!range_of(be, node->src[k], &x) || overlaps(&x, pd->w, pd->n_w)) return true;
+        /* a source updated in place (an optimizer step's m, v) is a write */
+        if (vkg_op_writes_src(node->op, k) && overlaps(&x, pd->r, pd->n_r)) return true;
+    }
     return false;
 }
 
@@ -340,6 +346,14 @@ static void add_pending(const struct vkg_vk_backend *be, struct pending *pd,
         return;
     }
     pd->n_w++;
+    for (int k = 0; k < VKG_MAX_SRC; k++) {
+        if (!node->src[k] || !vkg_op_writes_src(node->op, k)) continue;
+        if (pd->n_w == PENDING_MAX || !range_of(be, node->src[k], &pd->w[pd->n_w])) {
+            pd->unknown = true;
+            return;
+        }
+        pd->n_w++;
+    }
     for (int k = 0; k < VKG_MAX_SRC; k++) {
         if (!node->src[k]) continue;
         if (pd->n_r == PENDING_MAX || !range_of(be, node->src[k], &pd->r[pd->n_r])) {
@@ -486,6 +500,10 @@ static void mark_outputs_written(struct vkg_vk_backend *be, struct vkg_tensor **
         struct vkg_buffer *buf;
         size_t off;
         if (vkg_vk_tensor_storage(be, nodes[i], &buf, &off)) vkg_vk_buffer_mark_written(buf);
+        for (int k = 0; k < VKG_MAX_SRC; k++) /* sources updated in place */
+            if (nodes[i]->src[k] && vkg_op_writes_src(nodes[i]->op, k) &&
+                vkg_vk_tensor_storage(be, nodes[i]->src[k], &buf, &off))
+                vkg_vk_buffer_mark_written(buf);
     }
 }
 

@@ -32,6 +32,7 @@ static const struct family families[] = {
     FAMILY("gemm", gemm, vkg_vk_gemm_tune_keys),   FAMILY("xent", xent, vkg_vk_xent_tune_keys),
     FAMILY("conv", conv, vkg_vk_conv_tune_keys),   FAMILY("scan", scan, vkg_vk_scan_tune_keys),
     FAMILY("chan", chan, vkg_vk_chan_tune_keys),   FAMILY("ssd", ssd, vkg_vk_ssd_tune_keys),
+    FAMILY("rope", rope, vkg_vk_rope_tune_keys),   FAMILY("optim", optim, vkg_vk_optim_tune_keys),
 };
 #define N_FAMILIES (sizeof families / sizeof families[0])
 
@@ -45,6 +46,8 @@ void vkg_vk_tuning_defaults(struct vkg_vk_tuning *t, const struct vkg_vk_limits 
     vkg_vk_scan_tuning_defaults(&t->scan, lim);
     vkg_vk_chan_tuning_defaults(&t->chan, lim);
     vkg_vk_ssd_tuning_defaults(&t->ssd, lim);
+    vkg_vk_rope_tuning_defaults(&t->rope, lim);
+    vkg_vk_optim_tuning_defaults(&t->optim, lim);
 }
 
 static int *field_of(struct vkg_vk_tuning *t, const struct family *f,

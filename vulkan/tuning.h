@@ -31,6 +31,8 @@
 #include "ops/ssm_scan_back_chan_plan.h"
 #include "ops/ssm_scan_back_ssd_plan.h"
 #include "ops/ssm_scan_plan.h"
+#include "ops/rope_plan.h"
+#include "ops/optim_plan.h"
 
 /* Recording policy of the backend itself (vulkan/backend.c). */
 enum vkg_vk_barrier_policy {
@@ -51,6 +53,8 @@ struct vkg_vk_tuning {
     struct vkg_vk_scan_tuning scan;
     struct vkg_vk_chan_tuning chan;
     struct vkg_vk_ssd_tuning ssd;
+    struct vkg_vk_rope_tuning rope;
+    struct vkg_vk_optim_tuning optim;
 };
 
 /* Fill every family's defaults for a device with these limits. */

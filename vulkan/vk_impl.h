@@ -302,5 +302,7 @@ extern const struct vkg_vk_op_family vkg_vk_family_matmul;        /* MUL_MAT, OU
 extern const struct vkg_vk_op_family vkg_vk_family_cross_entropy; /* CROSS_ENTROPY_LOSS, _BACK */
 extern const struct vkg_vk_op_family vkg_vk_family_ssm_conv;      /* SSM_CONV, SSM_CONV_BACK */
 extern const struct vkg_vk_op_family vkg_vk_family_ssm_scan;      /* SSM_SCAN, SSM_SCAN_BACK */
+extern const struct vkg_vk_op_family vkg_vk_family_rope;          /* ROPE, ROPE_BACK */
+extern const struct vkg_vk_op_family vkg_vk_family_optim; /* OPT_STEP_ADAMW, _SGD (in place) */
 
 #endif

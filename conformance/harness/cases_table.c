@@ -74,12 +74,7 @@ bool conf_expect_on_vulkan(const struct conf_case *c, const struct vkg_vulkan_de
         snprintf(reason, reason_size, "%s has no Vulkan kernel", vkg_op_slug(op));
         return false;
     }
-    if (op == VKG_OP_ROPE || op == VKG_OP_ROPE_BACK || op == VKG_OP_OPT_STEP_ADAMW ||
-        op == VKG_OP_OPT_STEP_SGD) {
-        /* RoPE and the optimizer steps have CPU kernels only, so far */
-        snprintf(reason, reason_size, "%s has no Vulkan kernel", vkg_op_slug(op));
-        return false;
-    }
+
     if (op == VKG_OP_SSM_CONV_BACK) {
         int64_t lim = conf_limit_conv_d_conv(info), d = conf_case_get(c, "d_conv");
         if (d > lim) {

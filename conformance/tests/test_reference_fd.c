@@ -1386,7 +1386,7 @@ static void rope_back__fd_rejects_wrong_backwards(void **state) {
  * where the bounds are tightest. */
 
 /* sin and cos of an fp32 angle: two-part Cody–Waite reduction by π/2 and
- * minimax polynomials on [−π/4, π/4] (rope_common.glsl). */
+ * minimax polynomials on [−π/4, π/4] (rope.comp's rope_sincos). */
 static void sincos_f32(float theta, float *s, float *c) {
     const float k = rintf(theta * 0.636619772f);
     const float r = (theta - k * 1.5703125f) - k * 4.83826794897e-4f;
@@ -1413,10 +1413,10 @@ static void bounds__rope_fp32_positions_to_65536(void **state) {
             const int64_t ne[4] = {hd, 1, nt, 1}, n = hd * nt;
             float *x = rand_f32(n, -1, 1), *y = calloc((size_t)n, sizeof(float));
             double *ref = calloc((size_t)n, sizeof(double)), *mag = calloc((size_t)n, sizeof(double));
-            const float nl = (float)(-log2(bases[bi]) / hd);
+            const float step = (float)(-2.0 * log2(bases[bi]) / hd);
             for (int t = 0; t < nt; t++)
                 for (int i = 0; i < hd / 2; i++) {
-                    const float theta = (float)pos[t] * exp2f((float)(2 * i) * nl);
+                    const float theta = (float)pos[t] * exp2f((float)i * step);
                     float s, c;
                     sincos_f32(theta, &s, &c);
                     const int a = t * hd + (neox ? i : 2 * i), b = t * hd + (neox ? i + hd / 2 : 2 * i + 1);
@@ -1433,7 +1433,7 @@ static void bounds__rope_fp32_positions_to_65536(void **state) {
         }
 }
 
-/* 1/(1 − βᵗ) in fp32 as the AdamW shader computes it (optim_common.glsl):
+/* 1/(1 − βᵗ) in fp32 as the AdamW shader computes it (adamw.comp):
  * ln β = 2·atanh(z), z = (β − 1)/(β + 1), then −1/expm1(t·ln β) with expm1
  * from its Taylor series below 0.5 in magnitude. */
 static float bias_correction_f32(float beta, float t) {

@@ -77,6 +77,11 @@ static void build(struct train *tr, bool adamw, int device) {
     assert_non_null(tr->sched);
     enum vkg_status st = vkg_sched_alloc_graph(tr->sched, tr->graph);
     if (st) fail_msg("alloc: %s", vkg_last_error(NULL));
+    /* the step and the tensors it updates live where it runs: the GPU */
+    struct vkg_backend *where = vkg_sched_get_tensor_backend(tr->sched, tr->step);
+    assert_ptr_equal(where, tr->gpu ? tr->gpu : vkg_sched_get_backend(tr->sched, 0));
+    assert_ptr_equal(vkg_sched_get_tensor_backend(tr->sched, tr->w), where);
+    if (adamw) assert_ptr_equal(vkg_sched_get_tensor_backend(tr->sched, tr->v), where);
 }
 
 static void teardown(struct train *tr) {

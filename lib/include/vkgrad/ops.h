@@ -270,9 +270,9 @@ struct vkg_tensor *vkg_rope_back(struct vkg_context *ctx, struct vkg_tensor *g,
  *     per step: set the batch and p (t = step), vkg_graph_reset(g),
  *               vkg_sched_graph_compute(s, g), read the loss back.
  *
- * A t below 1 or a β outside [0, 1) is refused at compute time
- * (INVALID_ARGUMENT) by the CPU; the Vulkan kernels cannot report it and
- * give non-finite values instead.
+ * A t below 1 or a β outside [0, 1) is refused at compute time by the CPU
+ * (INVALID_ARGUMENT); the Vulkan kernels, which read params on the device,
+ * write NaN to a, m and v instead.
  *
  *   AdamW params [6] = α, β1, β2, ε, λ (weight decay), t (the step, >= 1):
  *     m ← β1·m + (1−β1)·g;  v ← β2·v + (1−β2)·g²;
