@@ -33,6 +33,8 @@ static const struct family families[] = {
     FAMILY("conv", conv, vkg_vk_conv_tune_keys),   FAMILY("scan", scan, vkg_vk_scan_tune_keys),
     FAMILY("chan", chan, vkg_vk_chan_tune_keys),   FAMILY("ssd", ssd, vkg_vk_ssd_tune_keys),
     FAMILY("rope", rope, vkg_vk_rope_tune_keys),   FAMILY("optim", optim, vkg_vk_optim_tune_keys),
+    FAMILY("norm", norm, vkg_vk_norm_tune_keys),
+    FAMILY("softmax", softmax, vkg_vk_softmax_tune_keys),
 };
 #define N_FAMILIES (sizeof families / sizeof families[0])
 
@@ -48,6 +50,8 @@ void vkg_vk_tuning_defaults(struct vkg_vk_tuning *t, const struct vkg_vk_limits 
     vkg_vk_ssd_tuning_defaults(&t->ssd, lim);
     vkg_vk_rope_tuning_defaults(&t->rope, lim);
     vkg_vk_optim_tuning_defaults(&t->optim, lim);
+    vkg_vk_norm_tuning_defaults(&t->norm, lim);
+    vkg_vk_softmax_tuning_defaults(&t->softmax, lim);
 }
 
 static int *field_of(struct vkg_vk_tuning *t, const struct family *f,

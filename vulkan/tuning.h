@@ -33,6 +33,8 @@
 #include "ops/ssm_scan_plan.h"
 #include "ops/rope_plan.h"
 #include "ops/optim_plan.h"
+#include "ops/norm_plan.h"
+#include "ops/softmax_plan.h"
 
 /* Recording policy of the backend itself (vulkan/backend.c). */
 enum vkg_vk_barrier_policy {
@@ -55,6 +57,8 @@ struct vkg_vk_tuning {
     struct vkg_vk_ssd_tuning ssd;
     struct vkg_vk_rope_tuning rope;
     struct vkg_vk_optim_tuning optim;
+    struct vkg_vk_norm_tuning norm;
+    struct vkg_vk_softmax_tuning softmax;
 };
 
 /* Fill every family's defaults for a device with these limits. */

@@ -304,5 +304,8 @@ extern const struct vkg_vk_op_family vkg_vk_family_ssm_conv;      /* SSM_CONV, S
 extern const struct vkg_vk_op_family vkg_vk_family_ssm_scan;      /* SSM_SCAN, SSM_SCAN_BACK */
 extern const struct vkg_vk_op_family vkg_vk_family_rope;          /* ROPE, ROPE_BACK */
 extern const struct vkg_vk_op_family vkg_vk_family_optim; /* OPT_STEP_ADAMW, _SGD (in place) */
+/* ops/norm.c: RMS_NORM NORM and backwards; ops/softmax.c: SOFT_MAX SOFT_MAX_BACK */
+extern const struct vkg_vk_op_family vkg_vk_family_norm;
+extern const struct vkg_vk_op_family vkg_vk_family_softmax;
 
 #endif

@@ -92,6 +92,14 @@ run "scan Mamba-1: channel path at every size" 'ssm_scan_back.mamba1*' VKGRAD_TU
 run "scan Mamba-1: channel path, 1536 channels in two chunks" \
   'ssm_scan_back.mamba1.d_state=16.head_dim=1.n_head=1536*' --full \
   VKGRAD_TUNING=chan.min_tokens=1,chan.chunk_tokens=32
+run "norm: shared-memory reductions, rows past 64 x 2 values streamed" 'rms_norm*,norm*' \
+  VKGRAD_TUNING=norm.sg=0,norm.wg=64,norm.cache=2
+run "norm: subgroup reductions, rows past 64 values streamed" 'rms_norm*,norm*' \
+  VKGRAD_TUNING=norm.wg=64,norm.cache=1
+run "softmax: shared-memory reductions, rows past 64 x 2 keys streamed" 'soft_max*' \
+  VKGRAD_TUNING=softmax.sg=0,softmax.wg=64,softmax.cache=2
+run "softmax: subgroup reductions, rows past 64 keys streamed" 'soft_max*' \
+  VKGRAD_TUNING=softmax.wg=64,softmax.cache=1
 run "glue: barriers only where needed, profiled too" "$glue" VKGRAD_TUNING=record.barrier=deps
 run "glue: no fused chains, two-pass VIEW_BACK and SUM" "$glue" \
   VKGRAD_TUNING=glue.fuse=0,glue.view_passes=2,glue.sum_one_max=0
