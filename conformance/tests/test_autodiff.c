@@ -253,6 +253,23 @@ CASE(c_silu_after_mul_mat, {
     return sq_loss(f, vkg_silu(ctx, vkg_mul_mat(ctx, w, x)));
 })
 
+/* Norms after a product (the gradient reaches w through NORM_BACK); softmax
+ * with a mask that is a parameter broadcast over two heads (its gradient
+ * sums them), and causal rows with n_kv > n_q and n_kv < n_q. */
+CASE(c_rms_norm_after_mul_mat, {
+    struct vkg_tensor *w = param(f, "w", 4, 6, 1, 1), *x = input(f, "x", 4, 3, 1, 1);
+    return sq_loss(f, vkg_rms_norm(ctx, vkg_mul_mat(ctx, w, x), 1e-5f));
+})
+CASE(c_norm, return sq_loss(f, vkg_norm(ctx, param(f, "a", 7, 3, 1, 1), 1e-5f));)
+CASE(c_soft_max_mask_param, {
+    struct vkg_tensor *a = param(f, "a", 5, 3, 4, 1), *m = param(f, "mask", 5, 3, 2, 1);
+    return sq_loss(f, vkg_soft_max_ext(ctx, a, m, 0.7f, false));
+})
+CASE(c_soft_max_causal_wide, return sq_loss(f, vkg_soft_max_ext(ctx, param(f, "a", 6, 3, 2, 1),
+                                                                 NULL, 1.3f, true));)
+CASE(c_soft_max_causal_tall, return sq_loss(f, vkg_soft_max_ext(ctx, param(f, "a", 3, 5, 1, 1),
+                                                                 NULL, 0.5f, true));)
+
 struct ad_case {
     const char *name;
     struct vkg_tensor *(*build)(struct fx *f);
@@ -297,6 +314,11 @@ static const struct ad_case cases[] = {
     {"softplus__plain", c_softplus},
     {"exp__plain", c_exp},
     {"silu__after_mul_mat", c_silu_after_mul_mat},
+    {"rms_norm__after_mul_mat", c_rms_norm_after_mul_mat},
+    {"norm__plain", c_norm},
+    {"soft_max__mask_param_broadcast_over_heads", c_soft_max_mask_param},
+    {"soft_max__causal_more_keys_than_queries", c_soft_max_causal_wide},
+    {"soft_max__causal_rows_entirely_masked", c_soft_max_causal_tall},
 };
 
 /* ---- running a case ------------------------------------------------------------ */

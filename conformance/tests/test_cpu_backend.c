@@ -223,6 +223,26 @@ static void reference_of(const struct vkg_tensor *node, double *out, double *mag
     case VKG_OP_EXP_BACK:
         one_part(r, n, vkgref_activation_back(act_of(node->op), &a, &b, out, mag));
         break;
+    case VKG_OP_RMS_NORM:
+    case VKG_OP_NORM:
+    case VKG_OP_RMS_NORM_BACK:
+    case VKG_OP_NORM_BACK:
+    case VKG_OP_SOFT_MAX:
+    case VKG_OP_SOFT_MAX_BACK: {
+        float f; /* eps or scale */
+        memcpy(&f, &node->op_params[0], sizeof f);
+        const bool causal = node->op_params[1] != 0;
+        struct vkgref_bound bd =
+            node->op == VKG_OP_RMS_NORM        ? vkgref_rms_norm(&a, f, out, mag)
+            : node->op == VKG_OP_NORM          ? vkgref_norm(&a, f, out, mag)
+            : node->op == VKG_OP_RMS_NORM_BACK ? vkgref_rms_norm_back(&a, &b, f, out, mag)
+            : node->op == VKG_OP_NORM_BACK     ? vkgref_norm_back(&a, &b, f, out, mag)
+            : node->op == VKG_OP_SOFT_MAX
+                ? vkgref_soft_max(&a, node->src[1] ? &b : NULL, f, causal, out, mag)
+                : vkgref_soft_max_back(&a, &b, f, causal, out, mag);
+        one_part(r, n, bd);
+        break;
+    }
     default:
         fail_msg("no reference for op %s", vkg_op_name(node->op));
     }
@@ -578,6 +598,40 @@ ACT_CASE(gelu_erf_back_permuted, VKG_OP_GELU_ERF_BACK, true)
 ACT_CASE(softplus_back_permuted, VKG_OP_SOFTPLUS_BACK, true)
 ACT_CASE(exp_back_permuted, VKG_OP_EXP_BACK, true)
 
+/* norms on transposed and permuted views (rows strided), NORM off zero mean;
+ * softmax with a mask broadcast over heads and causal rows, n_kv > n_q and
+ * n_kv < n_q (rows entirely masked), a transposed g in the backward */
+static struct vkg_tensor *rms_norm_transposed(struct vkg_context *ctx) {
+    return vkg_rms_norm(ctx, vkg_transpose(ctx, rand4(ctx, 9, 37, 2, 1, 110)), 1e-5f);
+}
+static struct vkg_tensor *norm_permuted_off_mean(struct vkg_context *ctx) {
+    struct vkg_tensor *x = rand4(ctx, 5, 41, 3, 1, 111);
+    fill_uniform(x, 111, 1.0f, 3.0f);
+    return vkg_norm(ctx, vkg_permute(ctx, x, 1, 0, 2, 3), 1e-5f);
+}
+static struct vkg_tensor *rms_norm_back_transposed_g(struct vkg_context *ctx) {
+    struct vkg_tensor *g = vkg_transpose(ctx, rand4(ctx, 6, 300, 1, 1, 112));
+    return vkg_rms_norm_back(ctx, g, rand4(ctx, 300, 6, 1, 1, 113), 1e-5f);
+}
+static struct vkg_tensor *norm_back_transposed_x(struct vkg_context *ctx) {
+    struct vkg_tensor *x = rand4(ctx, 7, 129, 2, 1, 114);
+    fill_uniform(x, 114, -1.0f, 3.0f);
+    return vkg_norm_back(ctx, rand4(ctx, 129, 7, 2, 1, 115), vkg_transpose(ctx, x), 1e-5f);
+}
+static struct vkg_tensor *soft_max_mask_causal(struct vkg_context *ctx) {
+    struct vkg_tensor *a = rand4(ctx, 23, 9, 4, 1, 116), *m = rand4(ctx, 23, 9, 2, 1, 117);
+    fill_uniform(a, 116, -4.0f, 4.0f);
+    return vkg_soft_max_ext(ctx, a, m, 0.35f, true);
+}
+static struct vkg_tensor *soft_max_entirely_masked_rows(struct vkg_context *ctx) {
+    struct vkg_tensor *a = vkg_transpose(ctx, rand4(ctx, 11, 6, 2, 1, 118)); /* [6, 11] */
+    return vkg_soft_max_ext(ctx, a, NULL, 1.5f, true);
+}
+static struct vkg_tensor *soft_max_back_causal_transposed_g(struct vkg_context *ctx) {
+    struct vkg_tensor *g = vkg_transpose(ctx, rand4(ctx, 9, 31, 3, 1, 119));
+    return vkg_soft_max_ext_back(ctx, g, rand4(ctx, 31, 9, 3, 1, 120), 0.35f, true);
+}
+
 static const struct kcase kernel_cases[] = {
     {"out_prod__contiguous", out_prod_contiguous, 0},
     {"out_prod__transposed_src1", out_prod_transposed_src1, 0},
@@ -626,6 +680,13 @@ static const struct kcase kernel_cases[] = {
     {"gelu_erf_back__permuted_x_pm12", gelu_erf_back_permuted, 0},
     {"softplus_back__permuted_x_pm12", softplus_back_permuted, 0},
     {"exp_back__permuted_x_pm12", exp_back_permuted, 0},
+    {"rms_norm__transposed_x", rms_norm_transposed, 0},
+    {"norm__permuted_x_off_zero_mean", norm_permuted_off_mean, 0},
+    {"rms_norm_back__transposed_g", rms_norm_back_transposed_g, 0},
+    {"norm_back__transposed_x", norm_back_transposed_x, 0},
+    {"soft_max__mask_over_heads_causal", soft_max_mask_causal, 0},
+    {"soft_max__causal_rows_entirely_masked", soft_max_entirely_masked_rows, 0},
+    {"soft_max_back__causal_transposed_g", soft_max_back_causal_transposed_g, 0},
 };
 
 static void run_kernel_case(void **state) {

@@ -8,6 +8,7 @@
  *   storage, in no-alloc and in normal (context-allocated) mode.
  * No backend is needed: nothing here computes.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -228,6 +229,20 @@ BAD(gelu_erf_back_null_x, return vkg_gelu_erf_back(ctx, t2(ctx, 4, 3), NULL);)
 BAD(softplus_back_i32_g,
     return vkg_softplus_back(ctx, vkg_new_tensor_2d(ctx, I32, 4, 3), t2(ctx, 4, 3));)
 BAD(exp_back_shapes, return vkg_exp_back(ctx, t2(ctx, 4, 3), t2(ctx, 4, 2));)
+BAD(rms_norm_negative_eps, return vkg_rms_norm(ctx, t2(ctx, 4, 3), -1e-5f);)
+BAD(norm_nan_eps, return vkg_norm(ctx, t2(ctx, 4, 3), NAN);)
+BAD(norm_back_shapes, return vkg_norm_back(ctx, t2(ctx, 4, 3), t2(ctx, 3, 4), 1e-5f);)
+BAD(rms_norm_back_i32_x,
+    return vkg_rms_norm_back(ctx, t2(ctx, 4, 3), vkg_new_tensor_2d(ctx, I32, 4, 3), 1e-5f);)
+BAD(soft_max_mask_rows, return vkg_soft_max_ext(ctx, t2(ctx, 4, 3), t2(ctx, 4, 2), 1.0f, false);)
+BAD(soft_max_mask_heads, return vkg_soft_max_ext(ctx, vkg_new_tensor_3d(ctx, F32, 4, 3, 3),
+                                                 vkg_new_tensor_3d(ctx, F32, 4, 3, 2), 1.0f,
+                                                 false);)
+BAD(soft_max_zero_scale, return vkg_soft_max_ext(ctx, t2(ctx, 4, 3), NULL, 0.0f, true);)
+BAD(soft_max_back_shapes,
+    return vkg_soft_max_ext_back(ctx, t2(ctx, 4, 3), t2(ctx, 4, 2), 1.0f, false);)
+BAD(soft_max_back_inf_scale,
+    return vkg_soft_max_ext_back(ctx, t2(ctx, 4, 3), t2(ctx, 4, 3), INFINITY, false);)
 BAD(view_1d_oob, return vkg_view_1d(ctx, t2(ctx, 4, 3), 13, 0);)
 BAD(view_2d_offset_oob, return vkg_view_2d(ctx, t2(ctx, 4, 3), 4, 2, 16, 20);)
 BAD(view_2d_unaligned, return vkg_view_2d(ctx, t2(ctx, 4, 3), 2, 2, 16, 2);)
@@ -314,6 +329,15 @@ static const struct bad_case bad_cases[] = {
     {"gelu_erf_back__null_x", "gelu_erf_back", gelu_erf_back_null_x, false},
     {"softplus_back__i32_g", "softplus_back", softplus_back_i32_g, false},
     {"exp_back__shapes_differ", "exp_back", exp_back_shapes, false},
+    {"rms_norm__negative_eps", "rms_norm", rms_norm_negative_eps, false},
+    {"norm__nan_eps", "norm", norm_nan_eps, false},
+    {"norm_back__shapes_differ", "norm_back", norm_back_shapes, false},
+    {"rms_norm_back__i32_x", "rms_norm_back", rms_norm_back_i32_x, false},
+    {"soft_max__mask_rows_differ", "soft_max", soft_max_mask_rows, false},
+    {"soft_max__mask_heads_not_a_divisor", "soft_max", soft_max_mask_heads, false},
+    {"soft_max__zero_scale", "soft_max", soft_max_zero_scale, false},
+    {"soft_max_back__shapes_differ", "soft_max_back", soft_max_back_shapes, false},
+    {"soft_max_back__inf_scale", "soft_max_back", soft_max_back_inf_scale, false},
     {"view_1d__past_the_end", "view_1d", view_1d_oob, false},
     {"view_2d__offset_past_the_end", "view_2d", view_2d_offset_oob, false},
     {"view_2d__unaligned_offset", "view_2d", view_2d_unaligned, false},
