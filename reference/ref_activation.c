@@ -11,7 +11,9 @@
  *   erf(x/√2): the Vulkan kernels' own polynomial has absolute error
  *         ≤ 1.5e-7 (2.5ε) before rounding; with its roundings, exp(−z²) and
  *         the argument's rounding, ≤ 10ε absolute
- *   log1p(eˣ) for x ≤ 20 (x beyond: exact): relative ≤ (12 + 2|x|)ε
+ *   log1p(eˣ) for x ≤ 20 (x beyond: exact): relative ≤ (12 + 2|x|)ε (the
+ *         Vulkan kernels' log1p by series for eˣ ≤ 1, log(1 + eˣ) ≥ log 2
+ *         beyond, where log is good to 3 ulp)
  * Magnitudes (absolute-value evaluation, the function steps as above, with
  * a data-dependent error r·ε written into the magnitude as r/K, see
  * ref_internal.h), forward with c = 2, K = 8 (allowance 16ε·mag):

@@ -34,6 +34,7 @@ static const struct vkg_vk_op_family *const families[] = {
     &vkg_vk_family_ssm_conv, &vkg_vk_family_ssm_scan,
     &vkg_vk_family_rope,     &vkg_vk_family_optim,
     &vkg_vk_family_norm,     &vkg_vk_family_softmax,
+    &vkg_vk_family_activation,
 };
 
 static const struct vkg_vk_op_family *family_of(int op) {

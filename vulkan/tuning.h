@@ -24,6 +24,7 @@
 
 #include "device_limits.h"
 #include "tune_key.h"
+#include "ops/activation_plan.h"
 #include "ops/cross_entropy_plan.h"
 #include "ops/glue_plan.h"
 #include "ops/matmul_plan.h"
@@ -59,6 +60,7 @@ struct vkg_vk_tuning {
     struct vkg_vk_optim_tuning optim;
     struct vkg_vk_norm_tuning norm;
     struct vkg_vk_softmax_tuning softmax;
+    struct vkg_vk_act_tuning act;
 };
 
 /* Fill every family's defaults for a device with these limits. */

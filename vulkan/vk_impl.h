@@ -307,5 +307,7 @@ extern const struct vkg_vk_op_family vkg_vk_family_optim; /* OPT_STEP_ADAMW, _SG
 /* ops/norm.c: RMS_NORM NORM and backwards; ops/softmax.c: SOFT_MAX SOFT_MAX_BACK */
 extern const struct vkg_vk_op_family vkg_vk_family_norm;
 extern const struct vkg_vk_op_family vkg_vk_family_softmax;
+/* ops/activation.c: SILU GELU GELU_ERF SOFTPLUS EXP and their _BACKs */
+extern const struct vkg_vk_op_family vkg_vk_family_activation;
 
 #endif

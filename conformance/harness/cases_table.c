@@ -44,16 +44,6 @@ bool conf_expect_on_vulkan(const struct conf_case *c, const struct vkg_vulkan_de
     switch (op) { /* no Vulkan kernel yet: the CPU runs them */
     case VKG_OP_GET_ROWS:
     case VKG_OP_GET_ROWS_BACK:
-    case VKG_OP_SILU:
-    case VKG_OP_GELU:
-    case VKG_OP_GELU_ERF:
-    case VKG_OP_SOFTPLUS:
-    case VKG_OP_EXP:
-    case VKG_OP_SILU_BACK:
-    case VKG_OP_GELU_BACK:
-    case VKG_OP_GELU_ERF_BACK:
-    case VKG_OP_SOFTPLUS_BACK:
-    case VKG_OP_EXP_BACK:
         snprintf(reason, reason_size, "%s has no Vulkan kernel", vkg_op_slug(op));
         return false;
     default:
@@ -112,6 +102,11 @@ static const struct sweep_row rows[] = {
      SETS("ne0=1.ne1=1.ne2=1.r0=1.r1=1.r2=1", "ne0=3.ne1=2.ne2=2.r0=2.r1=3.r2=1",
           "ne0=1.ne1=1.ne2=1.r0=100.r1=3.r2=2"),
      0},
+    /* the unbroadcast of a broadcast mul_mat's backward (771 K outputs of 2
+     * terms: one invocation per output), and many outputs of terms along an
+     * outer dim (the same form up to 1024 terms) */
+    {"repeat_back", "contig",
+     SETS("ne0=1000.ne1=257.ne2=3.r0=1.r1=1.r2=2", "ne0=64.ne1=70.ne2=1.r0=1.r1=3.r2=300"), 0},
     {"view_back", NULL,
      SETS("ne0=1.ne1=1.v0=1.v1=1.o0=0.o1=0", "ne0=9.ne1=7.v0=4.v1=3.o0=2.o1=1",
           "ne0=64.ne1=5.v0=64.v1=2.o0=0.o1=3"),

@@ -103,4 +103,8 @@ run "softmax: subgroup reductions, rows past 64 keys streamed" 'soft_max*' \
 run "glue: barriers only where needed, profiled too" "$glue" VKGRAD_TUNING=record.barrier=deps
 run "glue: no fused chains, two-pass VIEW_BACK and SUM" "$glue" \
   VKGRAD_TUNING=glue.fuse=0,glue.view_passes=2,glue.sum_one_max=0
+# A workgroup per output where one invocation per output is the default
+# (not the 771 K-output unbroadcast: 20 s on lavapipe that way).
+run "glue: sums down to a shape, a workgroup per output" \
+  'sum*,repeat_back.*.ne0=?.*,repeat_back.*.ne0=64.*,train_*' VKGRAD_TUNING=glue.per_invocation_max=-1
 [ $fails -eq 0 ] || { echo "$fails forced-path run(s) failed" >&2; exit 1; }

@@ -2,7 +2,10 @@
  * (SUM, SUM_ROWS, REPEAT_BACK) on the host, against every device profile of
  * vulkan/device_limits.h: one pass for short sums or many outputs, one wide
  * workgroup for a SUM to one value up to glue.sum_one_max, else chunked
- * passes whose partials chain correctly into the last. No device needed.
+ * passes whose partials chain correctly into the last; one invocation per
+ * output for many outputs of few terms (the unbroadcast of a broadcast
+ * mul_mat's backward, [1000,257,6,2] to [1000,257,3,2]) or of terms along
+ * outer dims. No device needed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,17 +21,22 @@
 struct reduce_case {
     const char *name;
     uint64_t n_out, n_rep;
+    bool adjacent; /* neighbouring outputs read neighbouring elements */
 };
 
 static const struct reduce_case cases[] = {
-    {"sum_of_1", 1, 1},
-    {"sum_of_1024", 1, 1024},
-    {"sum_of_65536", 1, 65536},
-    {"sum_of_131072", 1, 131072},
-    {"sum_of_131073", 1, 131073},
-    {"sum_of_2_pow_31", 1, 1ull << 31},
-    {"sum_rows_4096_outputs", 4096, 50000},
-    {"repeat_back_64_outputs", 64, 100000},
+    {"sum_of_1", 1, 1, false},
+    {"sum_of_1024", 1, 1024, false},
+    {"sum_of_65536", 1, 65536, false},
+    {"sum_of_131072", 1, 131072, false},
+    {"sum_of_131073", 1, 131073, false},
+    {"sum_of_2_pow_31", 1, 1ull << 31, false},
+    {"sum_rows_4096_outputs", 4096, 50000, false},
+    {"repeat_back_64_outputs", 64, 100000, false},
+    {"repeat_back_unbroadcast_1000x257x3x2", 1000 * 257 * 3 * 2, 2, true},
+    {"repeat_back_outer_dims_8192_outputs", 8192, 500, true},
+    {"sum_rows_8192_rows_of_500", 8192, 500, false},
+    {"sum_rows_8192_rows_of_16", 8192, 16, false},
 };
 enum { N_CASES = sizeof cases / sizeof cases[0] };
 
@@ -42,7 +50,7 @@ static void plan(const struct vkg_vk_limits *lim, const struct reduce_case *c,
                  struct vkg_vk_glue_reduce_plan *pl) {
     struct vkg_vk_glue_tuning t;
     vkg_vk_glue_tuning_defaults(&t, lim);
-    vkg_vk_glue_reduce_plan_make(c->n_out, c->n_rep, true, lim, &t, pl);
+    vkg_vk_glue_reduce_plan_make(c->n_out, c->n_rep, true, c->adjacent, lim, &t, pl);
 }
 
 /* Every plan: workgroups within the device, each pass covering the terms of
@@ -81,6 +89,8 @@ static void glue_reduce_plan__form_by_shape(void **state) {
         VKG_VK_GLUE_REDUCE_ONE_WORKGROUP, VKG_VK_GLUE_REDUCE_ONE_WORKGROUP,
         VKG_VK_GLUE_REDUCE_CHUNKED,       VKG_VK_GLUE_REDUCE_CHUNKED,
         VKG_VK_GLUE_REDUCE_DIRECT,        VKG_VK_GLUE_REDUCE_CHUNKED,
+        VKG_VK_GLUE_REDUCE_PER_INVOCATION, VKG_VK_GLUE_REDUCE_PER_INVOCATION,
+        VKG_VK_GLUE_REDUCE_DIRECT,        VKG_VK_GLUE_REDUCE_PER_INVOCATION,
     };
     for (int i = 0; i < N_CASES; i++) {
         struct vkg_vk_glue_reduce_plan pl;
@@ -107,7 +117,7 @@ static void glue_reduce_plan__sum_one_max_zero_chunks(void **state) {
     struct vkg_vk_glue_reduce_plan pl;
     vkg_vk_glue_tuning_defaults(&t, &lim);
     t.sum_one_max = 0;
-    vkg_vk_glue_reduce_plan_make(1, 65536, true, &lim, &t, &pl);
+    vkg_vk_glue_reduce_plan_make(1, 65536, true, false, &lim, &t, &pl);
     assert_int_equal(pl.form, VKG_VK_GLUE_REDUCE_CHUNKED);
     assert_int_equal(pl.n_passes, 2);
     assert_int_equal(pl.pass[0].n_chunks, 64);

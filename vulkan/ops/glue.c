@@ -10,8 +10,10 @@
  *                     non-contiguous node, or glue.view_passes=2, takes two
  *                     passes: zero fill, barrier, g copied into the view.
  *   reduce.comp       SUM, SUM_ROWS and REPEAT_BACK as one "sum down to a
- *                     shape" in a fixed order. Many outputs or short sums:
- *                     one pass. A SUM to one value of up to glue.sum_one_max
+ *                     shape" in a fixed order. Many outputs of few terms (or
+ *                     of terms along outer dims only): one invocation per
+ *                     output. Many outputs or short sums otherwise: one pass,
+ *                     a workgroup per output. A SUM to one value of up to glue.sum_one_max
  *                     elements: one workgroup of up to 1024. Else chunks of
  *                     REDUCE_CHUNK to scratch, summed in further passes.
  *   chain.comp        a run of up to 4 elementwise nodes of one shape, each
@@ -56,6 +58,12 @@ static const struct vkg_vk_kernel k_chain =
 /* Default of glue.sum_one_max: the largest SUM (elements) done by one
  * workgroup of 1024 in one pass (glue.md: the two forms are even near 150K). */
 #define SUM_ONE_PASS_MAX (1u << 17)
+/* Invocations per workgroup of the one-invocation-per-output form, and the
+ * default of glue.per_invocation_max: at 16 terms and fewer an output is
+ * cheaper to one invocation than to a workgroup whatever the layout
+ * (glue.md). */
+#define PER_INVOCATION_WG  256u
+#define PER_INVOCATION_MAX 16
 
 static void shape_of(const struct vkg_tensor *t, uint32_t ne[4]) {
     for (int i = 0; i < 4; i++)
@@ -207,18 +215,29 @@ static enum vkg_status encode_view_back(struct vkg_vk_encoder *enc, const struct
 
 /* One pass of reduce.comp: wg invocations per workgroup (a power of two),
  * flat: one output from a contiguous source (reduce.comp's FLAT). */
+static enum vkg_status reduce_dispatch_form(struct vkg_vk_encoder *enc,
+                                            const struct vkg_tensor *src,
+                                            const struct vkg_tensor *dst,
+                                            struct vkg_glue_reduce_push *p, uint32_t wg, bool flat,
+                                            bool per_invocation) {
+    const struct vkg_tensor *t[2] = {src, dst};
+    uint32_t spec[3];
+    spec[VKG_GLUE_SPEC_REDUCE_WG] = wg;
+    spec[VKG_GLUE_SPEC_FLAT] = flat ? 1u : 0u;
+    spec[VKG_GLUE_SPEC_PER_INVOCATION] = per_invocation ? 1u : 0u;
+    p->s_off = vkg_vk_elem_offset(enc, src);
+    p->d_off = vkg_vk_elem_offset(enc, dst);
+    const uint64_t groups =
+        per_invocation ? (count(p->d_ne) + wg - 1) / wg : count(p->d_ne) * p->n_chunks;
+    uint32_t gx, gy;
+    vkg_vk_grid(enc, groups, &gx, &gy);
+    return vkg_vk_dispatch(enc, &k_reduce, spec, 3, t, 2, p, gx, gy, 1);
+}
+
 static enum vkg_status reduce_dispatch_wg(struct vkg_vk_encoder *enc, const struct vkg_tensor *src,
                                           const struct vkg_tensor *dst,
                                           struct vkg_glue_reduce_push *p, uint32_t wg, bool flat) {
-    const struct vkg_tensor *t[2] = {src, dst};
-    uint32_t spec[2];
-    spec[VKG_GLUE_SPEC_REDUCE_WG] = wg;
-    spec[VKG_GLUE_SPEC_FLAT] = flat ? 1u : 0u;
-    p->s_off = vkg_vk_elem_offset(enc, src);
-    p->d_off = vkg_vk_elem_offset(enc, dst);
-    uint32_t gx, gy;
-    vkg_vk_grid(enc, count(p->d_ne) * p->n_chunks, &gx, &gy);
-    return vkg_vk_dispatch(enc, &k_reduce, spec, 2, t, 2, p, gx, gy, 1);
+    return reduce_dispatch_form(enc, src, dst, p, wg, flat, false);
 }
 
 static enum vkg_status reduce_dispatch(struct vkg_vk_encoder *enc, const struct vkg_tensor *src,
@@ -239,20 +258,29 @@ static uint32_t one_pass_wg(const struct vkg_vk_limits *lim, uint32_t cap) {
     return wg;
 }
 
-/* Many outputs or short sums: one pass. A sum into one output of up to
+/* Many outputs (REDUCE_MANY_OUTPUTS) of at most glue.per_invocation_max
+ * terms, or of up to REDUCE_CHUNK terms when neighbouring outputs read
+ * neighbouring elements: one invocation per output. Many outputs or short
+ * sums otherwise: one pass, a workgroup per output. A sum into one output of up to
  * glue.sum_one_max elements: one workgroup, one dispatch (FLAT when the
  * source is contiguous), cheaper than a second pass and its barrier. Else
  * passes fixed by the shape: chunks of REDUCE_CHUNK to scratch, then chunks
  * of those while there are more than REDUCE_CHUNK, then the last pass into
  * the node. */
 void vkg_vk_glue_reduce_plan_make(uint64_t n_out, uint64_t n_rep, bool contiguous,
-                                  const struct vkg_vk_limits *lim,
+                                  bool outputs_adjacent, const struct vkg_vk_limits *lim,
                                   const struct vkg_vk_glue_tuning *t,
                                   struct vkg_vk_glue_reduce_plan *pl) {
     *pl = (struct vkg_vk_glue_reduce_plan){.form = VKG_VK_GLUE_REDUCE_DIRECT, .wg = WG};
     pl->n_passes = 1;
     pl->pass[0].n_chunks = 1;
     pl->pass[0].chunk = (uint32_t)n_rep;
+    if (n_out >= REDUCE_MANY_OUTPUTS && t->per_invocation_max >= 0 &&
+        (n_rep <= (uint64_t)t->per_invocation_max || (outputs_adjacent && n_rep <= REDUCE_CHUNK))) {
+        pl->form = VKG_VK_GLUE_REDUCE_PER_INVOCATION;
+        pl->wg = one_pass_wg(lim, PER_INVOCATION_WG);
+        return;
+    }
     if (n_rep <= REDUCE_CHUNK || n_out >= REDUCE_MANY_OUTPUTS) return;
     if (n_out == 1 && n_rep <= (uint64_t)t->sum_one_max) {
         pl->form = VKG_VK_GLUE_REDUCE_ONE_WORKGROUP;
@@ -288,8 +316,14 @@ static enum vkg_status encode_reduce(struct vkg_vk_encoder *enc, const struct vk
     }
     const uint64_t n_out = count(p.d_ne);
     struct vkg_vk_glue_reduce_plan pl;
-    vkg_vk_glue_reduce_plan_make(n_out, count(p.r_ne), vkg_is_contiguous(a), &dev->limits,
-                                 &dev->tuning.glue, &pl);
+    vkg_vk_glue_reduce_plan_make(n_out, count(p.r_ne), vkg_is_contiguous(a),
+                                 p.r_ne[0] == 1 && p.d_ne[0] > 1 && a->nb[0] == sizeof(float),
+                                 &dev->limits, &dev->tuning.glue, &pl);
+    if (pl.form == VKG_VK_GLUE_REDUCE_PER_INVOCATION) {
+        p.n_chunks = 1;
+        p.chunk = (uint32_t)count(p.r_ne);
+        return reduce_dispatch_form(enc, a, node, &p, pl.wg, false, true);
+    }
     /* Partials of output j are at j * n_chunks + c. */
     const struct vkg_tensor *src = a;
     for (uint32_t i = 0;; i++) {
@@ -598,10 +632,17 @@ const struct vkg_vk_tune_key vkg_vk_glue_tune_keys[] = {
     GLUE_KEY(sum_one_max, 0, 1 << 30,
              "largest SUM to one value (elements) done by one "
              "workgroup in one dispatch; 0 never"),
+    GLUE_KEY(per_invocation_max, -1, 1 << 30,
+             "SUM_ROWS/REPEAT_BACK with 4096 outputs or more: most terms per output "
+             "summed by one invocation (up to 1024 when neighbouring outputs read "
+             "neighbouring elements); 0 only those; -1 never"),
     {NULL, 0, 0, 0, NULL, NULL},
 };
 
 void vkg_vk_glue_tuning_defaults(struct vkg_vk_glue_tuning *t, const struct vkg_vk_limits *lim) {
     (void)lim;
-    *t = (struct vkg_vk_glue_tuning){.fuse = 1, .view_passes = 1, .sum_one_max = SUM_ONE_PASS_MAX};
+    *t = (struct vkg_vk_glue_tuning){.fuse = 1,
+                                     .view_passes = 1,
+                                     .sum_one_max = SUM_ONE_PASS_MAX,
+                                     .per_invocation_max = PER_INVOCATION_MAX};
 }

@@ -12,6 +12,8 @@ struct vkg_vk_glue_tuning {
     int fuse;        /* 1: runs of elementwise nodes (closed by a VIEW_BACK or SUM) fused */
     int view_passes; /* VIEW_BACK: 1 one pass over the root where it can, 2 always fill + copy */
     int sum_one_max; /* largest SUM to one value done by one workgroup (elements; 0: never) */
+    int per_invocation_max; /* most terms per output summed by one invocation (many outputs);
+                               -1: never */
 };
 extern const struct vkg_vk_tune_key vkg_vk_glue_tune_keys[];
 void vkg_vk_glue_tuning_defaults(struct vkg_vk_glue_tuning *t, const struct vkg_vk_limits *lim);
@@ -22,6 +24,7 @@ enum vkg_vk_glue_reduce_form {
     VKG_VK_GLUE_REDUCE_DIRECT,        /* one pass: a workgroup of VKG_GLUE_WG per output */
     VKG_VK_GLUE_REDUCE_ONE_WORKGROUP, /* one output: one workgroup of wg, in one dispatch */
     VKG_VK_GLUE_REDUCE_CHUNKED,       /* chunks to scratch, then chunks of those, ... */
+    VKG_VK_GLUE_REDUCE_PER_INVOCATION, /* one pass: an invocation per output, wg per workgroup */
 };
 
 #define VKG_VK_GLUE_REDUCE_MAX_PASSES 4 /* enough for 2^32 repetitions */
@@ -43,8 +46,11 @@ struct vkg_vk_glue_reduce_plan {
 };
 
 /* Plans the sum: a pure function of the counts (n_out * n_rep < 2^32),
- * whether the source is contiguous, the limits and the glue tuning. */
+ * whether the source is contiguous, whether neighbouring outputs read
+ * neighbouring elements (nothing is summed along dim 0 and the output's dim 0
+ * is wider than 1), the limits and the glue tuning. */
 void vkg_vk_glue_reduce_plan_make(uint64_t n_out, uint64_t n_rep, bool contiguous,
+                                  bool outputs_adjacent,
                                   const struct vkg_vk_limits *lim,
                                   const struct vkg_vk_glue_tuning *t,
                                   struct vkg_vk_glue_reduce_plan *plan);

@@ -56,6 +56,7 @@
     VKG_GLUE_U32 s_off, d_off, n_chunks, chunk;
 #define VKG_GLUE_SPEC_REDUCE_WG 0 /* invocations, a power of two up to 1024 */
 #define VKG_GLUE_SPEC_FLAT      1 /* 1: one output from a contiguous source */
+#define VKG_GLUE_SPEC_PER_INVOCATION 2 /* 1: one invocation per output (n_chunks 1) */
 
 /* chain.comp: n elements; offsets of node 0's operands a and b, of one
  * memory operand per later node, of each node's output and of the tail's

@@ -17,6 +17,13 @@
 // WG-th vec4 (when the source is 16-byte aligned) into 8 accumulators, so
 // 8 loads are in flight per invocation, then the components and the tail in
 // a fixed order, then the tree.
+//
+// PER_INVOCATION is the form for many outputs of few terms each (or terms
+// along outer dims only, so that neighbouring invocations read neighbouring
+// elements): one invocation per output sums its repetitions in order, no
+// tree. A workgroup per output there would leave all but a few of its
+// invocations idle (an unbroadcast of [1000,257,6,2] to [1000,257,3,2] is
+// 1.54 M outputs of 2 terms).
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
@@ -26,6 +33,7 @@
 
 layout(local_size_x_id = VKG_GLUE_SPEC_REDUCE_WG) in;
 layout(constant_id = VKG_GLUE_SPEC_FLAT) const uint FLAT = 0u;
+layout(constant_id = VKG_GLUE_SPEC_PER_INVOCATION) const uint PER_INVOCATION = 0u;
 #define WG gl_WorkGroupSize.x
 
 layout(set = 0, binding = 0) readonly buffer Src { float s[]; };
@@ -36,7 +44,26 @@ layout(push_constant) uniform Push { VKG_GLUE_REDUCE_PUSH } p;
 
 shared float partial[1024];
 
+void per_invocation() {
+    const uint j = vkg_group_linear() * WG + gl_LocalInvocationID.x;
+    if (j >= vkg_count(p.d_ne))
+        return;
+    const uint base = p.s_off + vkg_offset(vkg_unravel(j, p.d_ne), p.s_nb);
+    const uvec4 rs = p.d_ne * p.s_nb; // element step of one repetition along each dim
+    float acc = 0.0;
+    for (uint r3 = 0u; r3 < p.r_ne.w; r3++)
+        for (uint r2 = 0u; r2 < p.r_ne.z; r2++)
+            for (uint r1 = 0u; r1 < p.r_ne.y; r1++)
+                for (uint r0 = 0u; r0 < p.r_ne.x; r0++)
+                    acc += s[base + r0 * rs.x + r1 * rs.y + r2 * rs.z + r3 * rs.w];
+    d[p.d_off + j] = acc;
+}
+
 void main() {
+    if (PER_INVOCATION != 0u) {
+        per_invocation();
+        return;
+    }
     uint g = vkg_group_linear();
     uint n_out = vkg_count(p.d_ne);
     if (g >= n_out * p.n_chunks)
