@@ -34,7 +34,7 @@ static const struct vkg_vk_op_family *const families[] = {
     &vkg_vk_family_ssm_conv, &vkg_vk_family_ssm_scan,
     &vkg_vk_family_rope,     &vkg_vk_family_optim,
     &vkg_vk_family_norm,     &vkg_vk_family_softmax,
-    &vkg_vk_family_activation,
+    &vkg_vk_family_activation, &vkg_vk_family_get_rows,
 };
 
 static const struct vkg_vk_op_family *family_of(int op) {
@@ -130,12 +130,59 @@ static bool ids_cached(const struct vkg_vk_backend *be, const struct vkg_buffer 
            be->ids_ok.n_slots == n_slots;
 }
 
-/* Check every scan node's ids against n_slots before anything is submitted.
- * Mapped ids are read in place (the host may have written them through
+/* GET_ROWS(_BACK): every id of the node in [0, n_rows), read off the
+ * device (mapped in place, else one copy of the ids' span). */
+static enum vkg_status check_row_ids(struct vkg_vk_backend *be, const struct vkg_tensor *node) {
+    const struct vkg_tensor *ids = node->src[1];
+    const int64_t n_rows = node->op == VKG_OP_GET_ROWS_BACK ? node->ne[1] : node->src[0]->ne[1];
+    struct vkg_buffer *buf;
+    size_t off;
+    if (!vkg_vk_tensor_storage(be, ids, &buf, &off))
+        return vkg_error(NULL, VKG_STATUS_NOT_ALLOCATED, "%s: ids of %s have no storage", be->name,
+                         node->name);
+    const struct vkg_vk_buffer *vb = buf->priv;
+    const size_t span = vkg_vk_tensor_span(ids);
+    if (off > buf->size || span > buf->size - off)
+        return vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT, "%s: ids of %s reach past their buffer",
+                         be->name, node->name);
+    const char *base = vb->mapped ? (const char *)vb->mapped + off : NULL;
+    char *copy = NULL;
+    if (!base) {
+        copy = malloc(span ? span : 1);
+        if (!copy) return vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY, "out of host memory");
+        enum vkg_status st = vkg_vk_buffer_get(buf, off, copy, span);
+        if (st != VKG_STATUS_OK) return free(copy), st;
+        base = copy;
+    }
+    enum vkg_status st = VKG_STATUS_OK;
+    for (int64_t k = 0; k < ids->ne[2] && st == VKG_STATUS_OK; k++)
+        for (int64_t j = 0; j < ids->ne[1] && st == VKG_STATUS_OK; j++)
+            for (int64_t i = 0; i < ids->ne[0]; i++) {
+                int32_t id;
+                memcpy(&id, base + i * ids->nb[0] + j * ids->nb[1] + k * ids->nb[2], 4);
+                if (id < 0 || id >= n_rows) {
+                    st = vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT,
+                                   "%s: ids[%lld, %lld, %lld] = %d outside [0, %lld) (node '%s')",
+                                   vkg_op_slug(node->op), (long long)i, (long long)j,
+                                   (long long)k, (int)id, (long long)n_rows, node->name);
+                    break;
+                }
+            }
+    free(copy);
+    return st;
+}
+
+/* Check every scan node's ids against n_slots, and every embedding node's
+ * against its table, before anything is submitted. Mapped ids are read in place (the host may have written them through
  * tensor->data); staged ids are copied back only when the buffer was written
  * since the last check that passed. */
 static enum vkg_status check_ids(struct vkg_vk_backend *be, struct vkg_tensor **nodes, int n) {
     for (int i = 0; i < n; i++) {
+        if (nodes[i]->op == VKG_OP_GET_ROWS || nodes[i]->op == VKG_OP_GET_ROWS_BACK) {
+            enum vkg_status st = check_row_ids(be, nodes[i]);
+            if (st != VKG_STATUS_OK) return st;
+            continue;
+        }
         if (!is_scan(nodes[i]->op)) continue;
         const struct vkg_tensor *ids = nodes[i]->src[6];
         struct vkg_scan_dims dims;

@@ -36,6 +36,7 @@ static const struct family families[] = {
     FAMILY("norm", norm, vkg_vk_norm_tune_keys),
     FAMILY("softmax", softmax, vkg_vk_softmax_tune_keys),
     FAMILY("act", act, vkg_vk_act_tune_keys),
+    FAMILY("get_rows", get_rows, vkg_vk_get_rows_tune_keys),
 };
 #define N_FAMILIES (sizeof families / sizeof families[0])
 
@@ -54,6 +55,7 @@ void vkg_vk_tuning_defaults(struct vkg_vk_tuning *t, const struct vkg_vk_limits 
     vkg_vk_norm_tuning_defaults(&t->norm, lim);
     vkg_vk_softmax_tuning_defaults(&t->softmax, lim);
     vkg_vk_act_tuning_defaults(&t->act, lim);
+    vkg_vk_get_rows_tuning_defaults(&t->get_rows, lim);
 }
 
 static int *field_of(struct vkg_vk_tuning *t, const struct family *f,

@@ -26,6 +26,7 @@
 #include "tune_key.h"
 #include "ops/activation_plan.h"
 #include "ops/cross_entropy_plan.h"
+#include "ops/get_rows_plan.h"
 #include "ops/glue_plan.h"
 #include "ops/matmul_plan.h"
 #include "ops/ssm_conv_plan.h"
@@ -61,6 +62,7 @@ struct vkg_vk_tuning {
     struct vkg_vk_norm_tuning norm;
     struct vkg_vk_softmax_tuning softmax;
     struct vkg_vk_act_tuning act;
+    struct vkg_vk_get_rows_tuning get_rows;
 };
 
 /* Fill every family's defaults for a device with these limits. */

@@ -309,5 +309,7 @@ extern const struct vkg_vk_op_family vkg_vk_family_norm;
 extern const struct vkg_vk_op_family vkg_vk_family_softmax;
 /* ops/activation.c: SILU GELU GELU_ERF SOFTPLUS EXP and their _BACKs */
 extern const struct vkg_vk_op_family vkg_vk_family_activation;
+/* ops/get_rows.c: GET_ROWS GET_ROWS_BACK */
+extern const struct vkg_vk_op_family vkg_vk_family_get_rows;
 
 #endif

@@ -41,14 +41,6 @@ bool conf_expect_on_vulkan(const struct conf_case *c, const struct vkg_vulkan_de
                            char *reason, size_t reason_size) {
     int op = c->family->op;
     if (reason_size) reason[0] = 0;
-    switch (op) { /* no Vulkan kernel yet: the CPU runs them */
-    case VKG_OP_GET_ROWS:
-    case VKG_OP_GET_ROWS_BACK:
-        snprintf(reason, reason_size, "%s has no Vulkan kernel", vkg_op_slug(op));
-        return false;
-    default:
-        break;
-    }
     if (op == VKG_OP_SSM_SCAN || op == VKG_OP_SSM_SCAN_BACK) {
         int64_t lim = conf_limit_scan_d_state(info, op == VKG_OP_SSM_SCAN_BACK);
         int64_t d = conf_case_get(c, "d_state");

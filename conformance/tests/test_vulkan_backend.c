@@ -702,6 +702,40 @@ static void ssm_scan__bad_id_is_invalid_argument_before_dispatch(void **state) {
     vkg_backend_free(be);
 }
 
+/* GET_ROWS and GET_ROWS_BACK: an id past the table (or negative) is refused
+ * before anything runs, naming the id. */
+static void get_rows__bad_id_is_invalid_argument_before_dispatch(void **state) {
+    (void)state;
+    struct vkg_backend *be = vkg_backend_vulkan_init(0);
+    assert_non_null(be);
+    struct vkg_context *ctx = vkg_init(1u << 20);
+    vkg_set_no_alloc(ctx, true);
+    struct vkg_tensor *a = vkg_new_tensor_2d(ctx, VKG_TYPE_F32, 8, 5);
+    struct vkg_tensor *g = vkg_new_tensor_2d(ctx, VKG_TYPE_F32, 8, 3);
+    struct vkg_tensor *ids = vkg_new_tensor_1d(ctx, VKG_TYPE_I32, 3);
+    struct vkg_tensor *nodes[2] = {vkg_get_rows(ctx, a, ids), vkg_get_rows_back(ctx, g, ids, a)};
+    assert_true(nodes[0] && nodes[1]);
+    struct run run = {.be = be, .ctx = ctx};
+    place_node(&run, nodes[0], SEED);
+    place_node(&run, nodes[1], SEED + 7);
+    const int32_t bad[2][3] = {{0, 4, 5}, {-1, 2, 2}};
+    const char *named[2] = {"ids[2, 0, 0] = 5", "ids[0, 0, 0] = -1"};
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(vkg_backend_tensor_set(ids, bad[k], 0, sizeof bad[k]), VKG_STATUS_OK);
+        assert_int_equal(be->iface->graph_compute(be, &nodes[k], 1), VKG_STATUS_INVALID_ARGUMENT);
+        if (!strstr(vkg_last_error(NULL), named[k]))
+            fail_msg("message '%s' does not name %s", vkg_last_error(NULL), named[k]);
+        float out[40];
+        assert_int_equal(vkg_backend_tensor_get(nodes[k], out, 0, 4 * (size_t)vkg_nelements(nodes[k])),
+                         VKG_STATUS_OK);
+        for (int64_t i = 0; i < vkg_nelements(nodes[k]); i++)
+            if (!isnan(out[i])) fail_msg("output %d [%lld] written despite the bad id", k, (long long)i);
+    }
+    run_free(&run);
+    vkg_free(ctx);
+    vkg_backend_free(be);
+}
+
 /* Several dependent nodes in one command buffer: barriers between nodes. */
 static void graph__dependent_nodes_in_one_split(void **state) {
     (void)state;
@@ -795,6 +829,7 @@ int main(void) {
         cmocka_unit_test(descriptors__pool_fallback_computes),
         cmocka_unit_test(graph__dependent_nodes_in_one_split),
         cmocka_unit_test(ssm_scan__bad_id_is_invalid_argument_before_dispatch),
+        cmocka_unit_test(get_rows__bad_id_is_invalid_argument_before_dispatch),
         cmocka_unit_test(counters__fused_conv_reduce_fresh_every_compute),
     };
     /* One group (one TAP plan): the backend's tests, then the glue cases. */
