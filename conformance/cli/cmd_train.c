@@ -23,7 +23,7 @@
 struct train_cli {
     const char *model, *size, *corpus, *csv;
     int device; /* -1: CPU */
-    int steps, eval_every, log_every, profile_every;
+    int steps, eval_every, log_every, profile_every, top;
     bool require_gpu;
     struct train_opts opts;
     bool lr_set, steps_set;
@@ -34,7 +34,7 @@ static void usage(FILE *f) {
         f,
         "usage: vkgrad train --model llama|mamba1|mamba2 [--size tiny|small] [--steps N]\n"
         "                    [--device N|cpu] [--seed N] [--lr X] [--eval-every K]\n"
-        "                    [--val-batches N] [--log-every N] [--profile-every N]\n"
+        "                    [--val-batches N] [--log-every N] [--profile-every N] [--top N]\n"
         "                    [--csv FILE] [--corpus DIR] [--cpu-threads N] [--require-gpu]\n"
         "\n"
         "Trains a character-level language model on the fortunes of Debian's 'fortunes'\n"
@@ -56,6 +56,7 @@ static void usage(FILE *f) {
         "  --log-every N     a progress line every N steps (default steps/20)\n"
         "  --profile-every N time one step in N by phase with GPU timestamps (default 10;\n"
         "                    0: none)\n"
+        "  --top N           after the run, the N slowest nodes of the last profiled step\n"
         "  --csv FILE        step, train loss, validation loss, tokens/s, seconds\n"
         "  --corpus DIR      the fortunes directory (default /usr/share/games/fortunes)\n"
         "  --cpu-threads N   threads of the CPU backend\n"
@@ -102,6 +103,7 @@ static int parse(int argc, char **argv, struct train_cli *o) {
         else if (!strcmp(a, "--log-every")) ok = parse_int(v, 1, 100000000, &o->log_every);
         else if (!strcmp(a, "--profile-every")) ok = parse_int(v, 0, 100000000, &o->profile_every);
         else if (!strcmp(a, "--val-batches")) ok = parse_int(v, 1, 100000, &vb);
+        else if (!strcmp(a, "--top")) ok = parse_int(v, 1, 1000, &o->top);
         else if (!strcmp(a, "--seed")) ok = parse_int(v, 0, 2147483647, &seed);
         else if (!strcmp(a, "--cpu-threads")) ok = parse_int(v, 1, 4096, &threads);
         else if (!strcmp(a, "--lr")) ok = parse_double(v, 1e-9, 1.0, &o->opts.lr), o->lr_set = true;
@@ -178,6 +180,21 @@ static bool print_placement(const struct trainer *tr, const char *where, bool on
     return true;
 }
 
+static void print_top(const struct trainer *tr, int n) {
+    const struct vkg_tensor **nodes = calloc((size_t)n, sizeof *nodes);
+    double *ms = calloc((size_t)n, sizeof *ms);
+    if (!nodes || !ms) {
+        free(nodes), free(ms);
+        return;
+    }
+    const int k = trainer_slowest_nodes(tr, n, nodes, ms);
+    printf("slowest nodes of the last profiled step:\n");
+    for (int i = 0; i < k; i++)
+        printf("  %9.3f ms  %-8s %-22s %s\n", ms[i], trainer_node_backend(tr, nodes[i]),
+               vkg_op_name(nodes[i]->op), nodes[i]->name);
+    free(nodes), free(ms);
+}
+
 static int run(const struct train_cli *o, const struct train_config *cfg, struct trainer *tr,
                FILE *csv) {
     const int steps = o->steps, n_tok = cfg->n_ctx * cfg->batch;
@@ -239,19 +256,23 @@ static int run(const struct train_cli *o, const struct train_config *cfg, struct
                trainer_steps(tr), now_s() - t0, loss, val, cfg->vocab, log((double)cfg->vocab));
         if (n_wall) printf("step time: %.3f ms (median wall), %.0f tokens/s\n", w * 1e3, n_tok / w);
         if (n_split) {
-            double f[n_split], b[n_split], u[n_split];
+            /* the wall-time samples are no longer needed: reuse them as scratch */
+            double *f = wall, mf, mb, mu;
             bool gpu = true;
-            for (int i = 0; i < n_split; i++) {
-                f[i] = splits[i].forward_ms;
-                b[i] = splits[i].backward_ms;
-                u[i] = splits[i].optimizer_ms;
-                gpu &= splits[i].gpu;
-            }
-            double mf = median(f, n_split), mb = median(b, n_split), mu = median(u, n_split);
+            for (int i = 0; i < n_split; i++)
+                f[i] = splits[i].forward_ms, gpu &= splits[i].gpu;
+            mf = median(f, n_split);
+            for (int i = 0; i < n_split; i++)
+                f[i] = splits[i].backward_ms;
+            mb = median(f, n_split);
+            for (int i = 0; i < n_split; i++)
+                f[i] = splits[i].optimizer_ms;
+            mu = median(f, n_split);
             printf("step split (%s, median of %d profiled steps): forward %.3f ms, backward "
                    "%.3f ms, optimizer %.3f ms, sum %.3f ms\n",
                    gpu ? "GPU timestamps" : "host time per node", n_split, mf, mb, mu,
                    mf + mb + mu);
+            if (o->top > 0) print_top(tr, o->top);
         }
     }
     free(wall), free(splits);

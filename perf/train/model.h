@@ -3,7 +3,10 @@
  *
  * Every model is   embedding -> n_layer blocks -> RMSNorm -> LM head ->
  * cross-entropy   over a character vocabulary, one graph for a batch of
- * `batch` windows of `n_ctx` tokens. Activations are [d_model, n_ctx, batch].
+ * `batch` windows of `n_ctx` tokens. Activations are [features, n_ctx·batch]
+ * (window b at columns b·n_ctx ..), so every weight multiplies one matrix of
+ * all the batch's tokens and its gradient is one OUT_PROD; they are viewed as
+ * [features, n_ctx, batch] only where the conv, the scan or attention need it.
  *   llama:  x += Wo·attn(rope(Wq·n(x)), rope(Wk·n(x)), Wv·n(x))   causal softmax
  *           x += W2·(silu(W1·n(x)) ⊙ W3·n(x))                     (SwiGLU)
  *   mamba1: x += Wout·((scan(silu(conv(Win_x·n(x))), ...) + D⊙u) ⊙ silu(Win_z·n(x)))
@@ -113,6 +116,11 @@ struct vkg_tensor *train_new_input(struct train_model *m, const char *name, enum
                                    enum train_fill fill, int n_dims, const int64_t *ne);
 /* rms_norm(x) ⊙ w with a new weight w [d] named name. */
 struct vkg_tensor *train_rms_norm(struct train_model *m, const char *name, struct vkg_tensor *x);
+/* Rows [first, first+n) of a [rows, n_ctx·batch] tensor, a strided view. */
+struct vkg_tensor *train_rows(struct train_model *m, struct vkg_tensor *t, int64_t first,
+                              int64_t n);
+/* A [n, n_ctx·batch] tensor (or view) viewed as [n, n_ctx, batch]. */
+struct vkg_tensor *train_as_3d(struct train_model *m, struct vkg_tensor *t);
 /* x [d, n_ctx, batch] -> the zero-history causal padding [d_conv-1+n_ctx, d, batch]
  * that SSM_CONV reads (time along ne[0]). */
 struct vkg_tensor *train_conv_pad(struct train_model *m, const char *name, struct vkg_tensor *x,

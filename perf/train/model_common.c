@@ -106,6 +106,20 @@ struct vkg_tensor *train_rms_norm(struct train_model *m, const char *name, struc
 /* The padding is the backward of a view: VIEW_BACK writes x (transposed to
  * time-major) at time d_conv-1 onwards of a zero tensor of the padded shape,
  * whose storage (a zero-filled input) only gives the shape. */
+struct vkg_tensor *train_rows(struct train_model *m, struct vkg_tensor *t, int64_t first,
+                              int64_t n) {
+    struct vkg_tensor *v = vkg_view_2d(m->ctx, t, n, t->ne[1], t->nb[1], (size_t)first * 4);
+    if (!v) return train_fail(m, "rows"), NULL;
+    return v;
+}
+
+struct vkg_tensor *train_as_3d(struct train_model *m, struct vkg_tensor *t) {
+    const int64_t T = m->cfg.n_ctx, B = m->cfg.batch;
+    struct vkg_tensor *v = vkg_view_3d(m->ctx, t, t->ne[0], T, B, t->nb[1], t->nb[1] * (size_t)T, 0);
+    if (!v) return train_fail(m, "tokens as [n, n_ctx, batch]"), NULL;
+    return v;
+}
+
 struct vkg_tensor *train_conv_pad(struct train_model *m, const char *name, struct vkg_tensor *x,
                                   int d_conv) {
     struct vkg_context *ctx = m->ctx;
@@ -177,6 +191,7 @@ bool train_model_build(struct train_model *m, struct vkg_context *ctx,
     m->msg_size = msg_size;
     msg[0] = 0;
     const int64_t D = cfg->d_model, T = cfg->n_ctx, B = cfg->batch, V = cfg->vocab;
+    (void)D;
     m->tokens = vkg_new_tensor_1d(ctx, VKG_TYPE_I32, T * B);
     m->targets = vkg_new_tensor_1d(ctx, VKG_TYPE_I32, T * B);
     if (!m->tokens || !m->targets) return train_fail(m, "tokens");
@@ -188,8 +203,7 @@ bool train_model_build(struct train_model *m, struct vkg_context *ctx,
     struct vkg_tensor *emb = train_new_param(m, "tok_emb", TRAIN_INIT_UNIFORM, 1.0, 2,
                                              (int64_t[]){D, V});
     if (!emb) return false;
-    struct vkg_tensor *x = vkg_get_rows(ctx, emb, m->tokens);
-    x = x ? vkg_reshape_3d(ctx, x, D, T, B) : NULL;
+    struct vkg_tensor *x = vkg_get_rows(ctx, emb, m->tokens); /* [D, T·B] */
     if (!x) return train_fail(m, "embedding");
     for (int l = 0; l < cfg->n_layer; l++) {
         bool ok = cfg->arch == TRAIN_LLAMA    ? train_build_llama_block(m, l, &x)
@@ -200,8 +214,7 @@ bool train_model_build(struct train_model *m, struct vkg_context *ctx,
     struct vkg_tensor *h = train_rms_norm(m, "out_norm", x);
     struct vkg_tensor *head = h ? train_new_linear(m, "lm_head", D, V) : NULL;
     if (!head) return false;
-    struct vkg_tensor *logits = vkg_mul_mat(ctx, head, h);
-    logits = logits ? vkg_reshape_2d(ctx, logits, V, T * B) : NULL;
+    struct vkg_tensor *logits = vkg_mul_mat(ctx, head, h); /* [V, T·B] */
     struct vkg_tensor *eye =
         train_new_input(m, "identity", VKG_TYPE_F32, TRAIN_FILL_IDENTITY, 2, (int64_t[]){V, V});
     if (!eye) return false;

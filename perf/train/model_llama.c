@@ -68,7 +68,7 @@ bool train_build_llama_block(struct train_model *m, int layer, struct vkg_tensor
     struct vkg_tensor *vt = v4 ? vkg_cont(ctx, vkg_permute(ctx, v4, 1, 2, 0, 3)) : NULL;
     struct vkg_tensor *o = vt ? vkg_mul_mat(ctx, vt, p) : NULL; /* [hd, T, nh, B] */
     struct vkg_tensor *oc = o ? vkg_cont(ctx, vkg_permute(ctx, o, 0, 2, 1, 3)) : NULL;
-    struct vkg_tensor *o3 = oc ? vkg_reshape_3d(ctx, oc, D, T, B) : NULL;
+    struct vkg_tensor *o3 = oc ? vkg_reshape_2d(ctx, oc, D, T * B) : NULL;
     if (!o3) return train_fail(m, "attention");
     struct vkg_tensor *ao = linear(m, layer, "wo", D, D, o3);
     x = ao ? vkg_add(ctx, x, ao) : NULL;

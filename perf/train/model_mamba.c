@@ -44,14 +44,12 @@ static struct vkg_tensor *linear(const struct blk *b, const char *what, int64_t 
     return y;
 }
 
-/* Rows [first, first+n) of a [rows, T, B] tensor, as a strided view. */
 static struct vkg_tensor *rows(struct train_model *m, struct vkg_tensor *t, int64_t first,
                                int64_t n) {
-    return vkg_view_3d(m->ctx, t, n, t->ne[1], t->ne[2], t->nb[1], t->nb[2],
-                       (size_t)first * t->nb[0]);
+    return train_rows(m, t, first, n);
 }
 
-/* silu(conv(u) + conv_b) over the channels of u [ch, T, B]. */
+/* silu(conv(u) + conv_b) over the channels of u [ch, T·B] -> [ch, T·B]. */
 static struct vkg_tensor *conv_silu(const struct blk *b, struct vkg_tensor *u) {
     struct train_model *m = b->m;
     const int64_t ch = u->ne[0], dc = m->cfg.d_conv;
@@ -59,25 +57,27 @@ static struct vkg_tensor *conv_silu(const struct blk *b, struct vkg_tensor *u) {
     struct vkg_tensor *w =
         param(b, "conv_w", TRAIN_INIT_UNIFORM, 1.0 / sqrt((double)dc), 2, (int64_t[]){dc, ch});
     struct vkg_tensor *bias = w ? param(b, "conv_b", TRAIN_INIT_ZEROS, 0, 1, (int64_t[]){ch}) : NULL;
-    struct vkg_tensor *pad = bias ? train_conv_pad(m, pname(b, "conv", name, sizeof name), u, (int)dc)
-                                  : NULL;
+    struct vkg_tensor *u3 = bias ? train_as_3d(m, u) : NULL;
+    struct vkg_tensor *pad =
+        u3 ? train_conv_pad(m, pname(b, "conv", name, sizeof name), u3, (int)dc) : NULL;
     if (!pad) return NULL;
-    struct vkg_tensor *y = vkg_ssm_conv(m->ctx, pad, w);
+    struct vkg_tensor *y = vkg_ssm_conv(m->ctx, pad, w); /* [ch, T, B] */
+    y = y ? vkg_reshape_2d(m->ctx, y, ch, u->ne[1]) : NULL;
     y = y ? vkg_add(m->ctx, y, bias) : NULL;
     y = y ? vkg_silu(m->ctx, y) : NULL;
     if (!y) return train_fail(m, "conv"), NULL;
     return y;
 }
 
-/* A [rows, T, B] slice as the scan's contiguous B or C [d_state, 1, T, B]. */
+/* Rows of a [rows, T·B] tensor as the scan's contiguous B or C [d_state, 1, T, B]. */
 static struct vkg_tensor *scan_bc(struct train_model *m, struct vkg_tensor *t, int64_t first,
                                   int64_t n) {
     struct vkg_tensor *v = rows(m, t, first, n);
     v = v ? vkg_cont(m->ctx, v) : NULL;
-    return v ? vkg_reshape_4d(m->ctx, v, n, 1, t->ne[1], t->ne[2]) : NULL;
+    return v ? vkg_reshape_4d(m->ctx, v, n, 1, m->cfg.n_ctx, m->cfg.batch) : NULL;
 }
 
-/* The scan of u [head_dim, n_head, T, B] from zero states; y as [d_inner, T, B]. */
+/* The scan of u [head_dim, n_head, T, B] from zero states; y as [d_inner, T·B]. */
 static struct vkg_tensor *scan(const struct blk *b, struct vkg_tensor *u4, struct vkg_tensor *dt,
                                struct vkg_tensor *A, struct vkg_tensor *Bm, struct vkg_tensor *Cm,
                                const int64_t s_ne[4]) {
@@ -93,7 +93,7 @@ static struct vkg_tensor *scan(const struct blk *b, struct vkg_tensor *u4, struc
     if (!s0) return NULL;
     struct vkg_tensor *sc = vkg_ssm_scan(m->ctx, s0, u4, dt, A, Bm, Cm, m->scan_ids);
     struct vkg_tensor *y = sc ? vkg_ssm_scan_output(m->ctx, sc, u4) : NULL;
-    y = y ? vkg_reshape_3d(m->ctx, y, c->d_inner, c->n_ctx, c->batch) : NULL;
+    y = y ? vkg_reshape_2d(m->ctx, y, c->d_inner, c->n_ctx * c->batch) : NULL;
     if (!y) return train_fail(m, "scan"), NULL;
     return y;
 }
@@ -122,7 +122,7 @@ bool train_build_mamba1_block(struct train_model *m, int layer, struct vkg_tenso
         dtb ? param(&b, "A_log", TRAIN_INIT_A_LOG_STATES, 0, 2, (int64_t[]){N, Di}) : NULL;
     struct vkg_tensor *Dp = alog ? param(&b, "D", TRAIN_INIT_ONES, 0, 1, (int64_t[]){Di}) : NULL;
     if (!Dp) return false;
-    dt = vkg_add(ctx, dt, dtb);
+    dt = vkg_reshape_3d(ctx, vkg_add(ctx, dt, dtb), Di, T, Bt);
     struct vkg_tensor *A = vkg_neg(ctx, vkg_exp(ctx, alog));
     struct vkg_tensor *Bm = scan_bc(m, xd, R, N), *Cm = scan_bc(m, xd, R + N, N);
     struct vkg_tensor *u4 = vkg_reshape_4d(ctx, u, 1, Di, T, Bt);
@@ -160,7 +160,7 @@ bool train_build_mamba2_block(struct train_model *m, int layer, struct vkg_tenso
         dtb ? param(&b, "A_log", TRAIN_INIT_A_LOG_HEADS, 0, 2, (int64_t[]){1, H}) : NULL;
     struct vkg_tensor *Dp = alog ? param(&b, "D", TRAIN_INIT_ONES, 0, 2, (int64_t[]){1, H}) : NULL;
     if (!Dp) return false;
-    dt = vkg_add(ctx, dt, dtb);
+    dt = vkg_reshape_3d(ctx, vkg_add(ctx, dt, dtb), H, T, Bt);
     struct vkg_tensor *A = vkg_neg(ctx, vkg_exp(ctx, alog));
     struct vkg_tensor *u = vkg_cont(ctx, rows(m, xbc, 0, Di));
     struct vkg_tensor *u4 = u ? vkg_reshape_4d(ctx, u, P, H, T, Bt) : NULL;
@@ -169,7 +169,7 @@ bool train_build_mamba2_block(struct train_model *m, int layer, struct vkg_tenso
     struct vkg_tensor *y = scan(&b, u4, dt, A, Bm, Cm, (int64_t[]){N, P, H, Bt});
     if (!y) return false;
     struct vkg_tensor *du = vkg_mul(ctx, u4, Dp); /* D per head, broadcast */
-    du = du ? vkg_reshape_3d(ctx, du, Di, T, Bt) : NULL;
+    du = du ? vkg_reshape_2d(ctx, du, Di, T * Bt) : NULL;
     y = du ? vkg_add(ctx, y, du) : NULL;
     y = y ? vkg_mul(ctx, y, vkg_silu(ctx, z)) : NULL;
     if (!y) return train_fail(m, "gate");

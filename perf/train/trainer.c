@@ -299,6 +299,28 @@ enum vkg_status trainer_step_profiled(struct trainer *tr, float *loss, struct tr
     return VKG_STATUS_OK;
 }
 
+int trainer_slowest_nodes(const struct trainer *tr, int n, const struct vkg_tensor **nodes,
+                          double *ms) {
+    int k = 0;
+    for (int i = 0; i < vkg_graph_n_nodes(tr->graph); i++) {
+        const struct vkg_tensor *t = vkg_graph_node(tr->graph, i);
+        const double us = is_compute(t) ? vkg_sched_get_node_time_us(tr->sched, t) : -1;
+        if (us < 0) continue;
+        int j = k < n ? k++ : n; /* insertion into the sorted top n */
+        while (j > 0 && ms[j - 1] < us * 1e-3) {
+            if (j < n) ms[j] = ms[j - 1], nodes[j] = nodes[j - 1];
+            j--;
+        }
+        if (j < n) ms[j] = us * 1e-3, nodes[j] = t;
+    }
+    return k;
+}
+
+const char *trainer_node_backend(const struct trainer *tr, const struct vkg_tensor *node) {
+    struct vkg_backend *b = vkg_sched_get_tensor_backend(tr->sched, node);
+    return b ? vkg_backend_name(b) : "?";
+}
+
 enum vkg_status trainer_eval(struct trainer *tr, float *loss) {
     const struct train_config *c = &tr->cfg;
     enum vkg_status st = VKG_STATUS_OK;

@@ -71,6 +71,12 @@ int trainer_steps(const struct trainer *tr);
 enum vkg_status trainer_step(struct trainer *tr, float *loss);
 /* One step with per-node timing on; its time by phase. */
 enum vkg_status trainer_step_profiled(struct trainer *tr, float *loss, struct train_split *split);
+/* The n slowest compute nodes of the last profiled step, slowest first:
+ * their nodes and times in ms. Returns how many were written (<= n). */
+int trainer_slowest_nodes(const struct trainer *tr, int n, const struct vkg_tensor **nodes,
+                          double *ms);
+/* Where node runs ("Vulkan0", "CPU"). */
+const char *trainer_node_backend(const struct trainer *tr, const struct vkg_tensor *node);
 /* The mean loss over the validation batches at the current parameters. */
 enum vkg_status trainer_eval(struct trainer *tr, float *loss);
 /* Read parameter i (0 <= i < trainer_model(tr)->n_params) into out. */
