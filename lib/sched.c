@@ -652,7 +652,9 @@ static enum vkg_status pass_storage(struct vkg_sched *s) {
     for (int i = 0; i < s->n_shadow_views; i++) {
         struct vkg_tensor *v = &s->shadow_views[i];
         struct shadow *sh = &s->shadows[(intptr_t)v->extra - 1];
-        attach(v, sh->buf, s->guard + (v->offset - sh->root->offset));
+        /* v was copied from its source before storage existed (pass 4), so
+         * its offset is stale; a view's place in its root is view_offs */
+        attach(v, sh->buf, s->guard + (v->view_src ? v->view_offs : 0));
         v->extra = NULL;
     }
     for (int k = 0; k < s->n_compute; k++) {

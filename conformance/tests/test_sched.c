@@ -354,6 +354,47 @@ static void sched__middle_node_falls_back_across_copies(void **state) {
     vkg_free(ctx);
 }
 
+/* A fallen-back node reads a view at an offset into a root computed on the
+ * other backend: the copy (a shadow of the root) is read at the view's offset. */
+static void sched__fallback_reads_an_offset_view_across_copies(void **state) {
+    (void)state;
+    struct vkg_context *ctx = vkg_init(1 << 20);
+    vkg_set_no_alloc(ctx, true);
+    struct vkg_tensor *a = vkg_new_tensor_2d(ctx, VKG_TYPE_F32, 6, 3);
+    struct vkg_tensor *b = vkg_new_tensor_2d(ctx, VKG_TYPE_F32, 6, 3);
+    struct vkg_tensor *sum = vkg_add(ctx, a, b);
+    struct vkg_tensor *cols = vkg_view_2d(ctx, sum, 2, 3, sum->nb[1], 3 * sizeof(float));
+    struct vkg_tensor *sq = vkg_sqr(ctx, cols); /* refused: runs on the CPU */
+    vkg_set_output(sq);
+    struct vkg_graph *g = vkg_graph_new(ctx, 64);
+    assert_int_equal(vkg_build_forward_expand(g, sq), VKG_STATUS_OK);
+    int refused[] = {VKG_OP_SQR};
+    struct vkg_backend *test = refuser_new(refused, 1);
+    struct vkg_sched *s = vkg_sched_new(&test, 1);
+    assert_int_equal(vkg_sched_alloc_graph(s, g), VKG_STATUS_OK);
+    assert_int_equal(vkg_sched_get_n_splits(s), 2);
+    float ha[18], hb[18], got[6];
+    for (int i = 0; i < 18; i++) {
+        ha[i] = (float)i;
+        hb[i] = 0.5f;
+    }
+    vkg_backend_tensor_set(a, ha, 0, sizeof ha);
+    vkg_backend_tensor_set(b, hb, 0, sizeof hb);
+    assert_int_equal(vkg_sched_graph_compute(s, g), VKG_STATUS_OK);
+    assert_int_equal(vkg_backend_tensor_get(sq, got, 0, sizeof got), VKG_STATUS_OK);
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 2; c++) {
+            const float x = ha[r * 6 + 3 + c] + 0.5f, e = x * x; /* exact in fp32 */
+            if (got[r * 2 + c] != e)
+                fail_msg("sq[%d,%d]: got %.9g expected %.9g (element %d of the sum)", c, r,
+                         got[r * 2 + c], e, r * 6 + 3 + c);
+        }
+    vkg_sched_free(s);
+    vkg_backend_free(test);
+    vkg_graph_free(g);
+    vkg_free(ctx);
+}
+
 static void sched__logs_fallback_when_asked(void **state) {
     (void)state;
     struct dense d;
@@ -526,6 +567,7 @@ int main(void) {
         cmocka_unit_test(sched__cpu_only_is_one_split),
         cmocka_unit_test(sched__falls_back_with_reason),
         cmocka_unit_test(sched__middle_node_falls_back_across_copies),
+        cmocka_unit_test(sched__fallback_reads_an_offset_view_across_copies),
         cmocka_unit_test(sched__logs_fallback_when_asked),
         cmocka_unit_test(sched__guards_catch_out_of_bounds_write),
         cmocka_unit_test(sched__nan_fill_exposes_unwritten_outputs),
