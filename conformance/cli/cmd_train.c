@@ -30,38 +30,37 @@ struct train_cli {
 };
 
 static void usage(FILE *f) {
-    fprintf(
-        f,
-        "usage: vkgrad train --model llama|mamba1|mamba2 [--size tiny|small] [--steps N]\n"
-        "                    [--device N|cpu] [--seed N] [--lr X] [--eval-every K]\n"
-        "                    [--val-batches N] [--log-every N] [--profile-every N] [--top N]\n"
-        "                    [--csv FILE] [--corpus DIR] [--cpu-threads N] [--require-gpu]\n"
-        "\n"
-        "Trains a character-level language model on the fortunes of Debian's 'fortunes'\n"
-        "package (/usr/share/games/fortunes; one record in ten is validation), with AdamW.\n"
-        "Forward, backward and optimizer are one graph, placed and allocated once; the\n"
-        "parameters and the optimizer state stay on the device, and each step sends the\n"
-        "token ids and reads back the loss.\n"
-        "\n"
-        "  --model M         llama (RMSNorm, RoPE, causal softmax attention, SwiGLU),\n"
-        "                    mamba1 (d_state 16) or mamba2 (heads, d_state 128)\n"
-        "  --size S          tiny: 2 layers, d_model 64, 64 tokens x batch 8 (default);\n"
-        "                    small: 6 layers, d_model 512, 512 tokens x batch 16\n"
-        "  --steps N         training steps (default 300 tiny, 1000 small)\n"
-        "  --device N|cpu    Vulkan device index (default 0) or the CPU backend\n"
-        "  --seed N          initial parameters and batch order (default 1)\n"
-        "  --lr X            AdamW learning rate (default 3e-3 tiny, 1e-3 small)\n"
-        "  --eval-every K    validation loss every K steps (default steps/10)\n"
-        "  --val-batches N   validation batches per evaluation (default 8)\n"
-        "  --log-every N     a progress line every N steps (default steps/20)\n"
-        "  --profile-every N time one step in N by phase with GPU timestamps (default 10;\n"
-        "                    0: none)\n"
-        "  --top N           after the run, the N slowest nodes of the last profiled step\n"
-        "  --csv FILE        step, train loss, validation loss, tokens/s, seconds\n"
-        "  --corpus DIR      the fortunes directory (default /usr/share/games/fortunes)\n"
-        "  --cpu-threads N   threads of the CPU backend\n"
-        "  --require-gpu     exit 1 before training if any node of the step falls back to\n"
-        "                    the CPU\n");
+    fprintf(f,
+            "usage: vkgrad train --model llama|mamba1|mamba2 [--size tiny|small] [--steps N]\n"
+            "                    [--device N|cpu] [--seed N] [--lr X] [--eval-every K]\n"
+            "                    [--val-batches N] [--log-every N] [--profile-every N] [--top N]\n"
+            "                    [--csv FILE] [--corpus DIR] [--cpu-threads N] [--require-gpu]\n"
+            "\n"
+            "Trains a character-level language model on the fortunes of Debian's 'fortunes'\n"
+            "package (/usr/share/games/fortunes; one record in ten is validation), with AdamW.\n"
+            "Forward, backward and optimizer are one graph, placed and allocated once; the\n"
+            "parameters and the optimizer state stay on the device, and each step sends the\n"
+            "token ids and reads back the loss.\n"
+            "\n"
+            "  --model M         llama (RMSNorm, RoPE, causal softmax attention, SwiGLU),\n"
+            "                    mamba1 (d_state 16) or mamba2 (heads, d_state 128)\n"
+            "  --size S          tiny: 2 layers, d_model 64, 64 tokens x batch 8 (default);\n"
+            "                    small: 6 layers, d_model 512, 512 tokens x batch 16\n"
+            "  --steps N         training steps (default 300 tiny, 1000 small)\n"
+            "  --device N|cpu    Vulkan device index (default 0) or the CPU backend\n"
+            "  --seed N          initial parameters and batch order (default 1)\n"
+            "  --lr X            AdamW learning rate (default 3e-3 tiny, 1e-3 small)\n"
+            "  --eval-every K    validation loss every K steps (default steps/10)\n"
+            "  --val-batches N   validation batches per evaluation (default 8)\n"
+            "  --log-every N     a progress line every N steps (default steps/20)\n"
+            "  --profile-every N time one step in N by phase with GPU timestamps (default 10;\n"
+            "                    0: none)\n"
+            "  --top N           after the run, the N slowest nodes of the last profiled step\n"
+            "  --csv FILE        step, train loss, validation loss, tokens/s, seconds\n"
+            "  --corpus DIR      the fortunes directory (default /usr/share/games/fortunes)\n"
+            "  --cpu-threads N   threads of the CPU backend\n"
+            "  --require-gpu     exit 1 before training if any node of the step falls back to\n"
+            "                    the CPU\n");
 }
 
 static bool parse_int(const char *v, int lo, int hi, int *out) {
@@ -94,23 +93,39 @@ static int parse(int argc, char **argv, struct train_cli *o) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         bool ok = true, takes = true;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) return -1;
-        if (!strcmp(a, "--model")) o->model = v, ok = v != NULL;
-        else if (!strcmp(a, "--size")) o->size = v, ok = v != NULL;
-        else if (!strcmp(a, "--csv")) o->csv = v, ok = v != NULL;
-        else if (!strcmp(a, "--corpus")) o->corpus = v, ok = v != NULL;
-        else if (!strcmp(a, "--steps")) ok = parse_int(v, 1, 100000000, &o->steps), o->steps_set = true;
-        else if (!strcmp(a, "--eval-every")) ok = parse_int(v, 1, 100000000, &o->eval_every);
-        else if (!strcmp(a, "--log-every")) ok = parse_int(v, 1, 100000000, &o->log_every);
-        else if (!strcmp(a, "--profile-every")) ok = parse_int(v, 0, 100000000, &o->profile_every);
-        else if (!strcmp(a, "--val-batches")) ok = parse_int(v, 1, 100000, &vb);
-        else if (!strcmp(a, "--top")) ok = parse_int(v, 1, 1000, &o->top);
-        else if (!strcmp(a, "--seed")) ok = parse_int(v, 0, 2147483647, &seed);
-        else if (!strcmp(a, "--cpu-threads")) ok = parse_int(v, 1, 4096, &threads);
-        else if (!strcmp(a, "--lr")) ok = parse_double(v, 1e-9, 1.0, &o->opts.lr), o->lr_set = true;
+        if (!strcmp(a, "--model"))
+            o->model = v, ok = v != NULL;
+        else if (!strcmp(a, "--size"))
+            o->size = v, ok = v != NULL;
+        else if (!strcmp(a, "--csv"))
+            o->csv = v, ok = v != NULL;
+        else if (!strcmp(a, "--corpus"))
+            o->corpus = v, ok = v != NULL;
+        else if (!strcmp(a, "--steps"))
+            ok = parse_int(v, 1, 100000000, &o->steps), o->steps_set = true;
+        else if (!strcmp(a, "--eval-every"))
+            ok = parse_int(v, 1, 100000000, &o->eval_every);
+        else if (!strcmp(a, "--log-every"))
+            ok = parse_int(v, 1, 100000000, &o->log_every);
+        else if (!strcmp(a, "--profile-every"))
+            ok = parse_int(v, 0, 100000000, &o->profile_every);
+        else if (!strcmp(a, "--val-batches"))
+            ok = parse_int(v, 1, 100000, &vb);
+        else if (!strcmp(a, "--top"))
+            ok = parse_int(v, 1, 1000, &o->top);
+        else if (!strcmp(a, "--seed"))
+            ok = parse_int(v, 0, 2147483647, &seed);
+        else if (!strcmp(a, "--cpu-threads"))
+            ok = parse_int(v, 1, 4096, &threads);
+        else if (!strcmp(a, "--lr"))
+            ok = parse_double(v, 1e-9, 1.0, &o->opts.lr), o->lr_set = true;
         else if (!strcmp(a, "--device")) {
-            if (v && !strcmp(v, "cpu")) o->device = -1;
-            else ok = parse_int(v, 0, 1023, &o->device);
-        } else if (!strcmp(a, "--require-gpu")) o->require_gpu = true, takes = false;
+            if (v && !strcmp(v, "cpu"))
+                o->device = -1;
+            else
+                ok = parse_int(v, 0, 1023, &o->device);
+        } else if (!strcmp(a, "--require-gpu"))
+            o->require_gpu = true, takes = false;
         else {
             fprintf(stderr, "vkgrad train: unknown option '%s'\n", a);
             return 2;
@@ -170,8 +185,7 @@ static bool print_placement(const struct trainer *tr, const char *where, bool on
            p.n_on_device, where, on_cpu ? 0 : p.n_cpu, p.n_splits, p.n_splits == 1 ? "" : "s");
     for (int k = 0; k < p.n_reasons; k++)
         printf("  %4d x %s\n", p.reason_count[k], p.reasons[k]);
-    if (p.n_cpu > 0 && p.n_reasons == TRAIN_MAX_REASONS)
-        printf("  (more reasons not shown)\n");
+    if (p.n_cpu > 0 && p.n_reasons == TRAIN_MAX_REASONS) printf("  (more reasons not shown)\n");
     if (require_gpu && p.n_cpu > 0) {
         fprintf(stderr, "vkgrad train: --require-gpu: %d node%s fell back to the CPU\n", p.n_cpu,
                 p.n_cpu == 1 ? "" : "s");
@@ -217,8 +231,8 @@ static int run(const struct train_cli *o, const struct train_config *cfg, struct
     for (int s = 1; s <= steps; s++) {
         const bool profile = o->profile_every > 0 && s % o->profile_every == 0 && s > 1;
         const double ts = now_s();
-        enum vkg_status st = profile ? trainer_step_profiled(tr, &loss, &splits[n_split])
-                                     : trainer_step(tr, &loss);
+        enum vkg_status st =
+            profile ? trainer_step_profiled(tr, &loss, &splits[n_split]) : trainer_step(tr, &loss);
         const double dt = now_s() - ts;
         if (st) goto step_failed;
         train_s += dt;
@@ -314,16 +328,16 @@ int vkg_cmd_train(int argc, char **argv) {
     char where[256] = "CPU";
     if (o.device >= 0) {
         if (o.device >= vkg_vulkan_device_count()) {
-            fprintf(stderr, "vkgrad train: no Vulkan device %d (%d found; --device cpu trains "
-                            "on the CPU)\n",
+            fprintf(stderr,
+                    "vkgrad train: no Vulkan device %d (%d found; --device cpu trains "
+                    "on the CPU)\n",
                     o.device, vkg_vulkan_device_count());
             train_corpus_free(&corpus);
             return 2;
         }
         gpu = vkg_backend_vulkan_init(o.device);
         if (!gpu) {
-            fprintf(stderr, "vkgrad train: Vulkan device %d: %s\n", o.device,
-                    vkg_last_error(NULL));
+            fprintf(stderr, "vkgrad train: Vulkan device %d: %s\n", o.device, vkg_last_error(NULL));
             train_corpus_free(&corpus);
             return 2;
         }

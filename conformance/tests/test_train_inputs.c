@@ -128,7 +128,7 @@ static const struct {
     const char *model, *size;
     int64_t n_params;
 } sizes[] = {
-    {"llama", "tiny", 117056},    {"mamba1", "tiny", 81856},    {"mamba2", "tiny", 103128},
+    {"llama", "tiny", 117056},    {"mamba1", "tiny", 81856},     {"mamba2", "tiny", 103128},
     {"llama", "small", 19405312}, {"mamba1", "small", 10302976}, {"mamba2", "small", 10452256},
 };
 
@@ -145,8 +145,8 @@ static void models__build_with_every_parameter_trained(void **state) {
             fail_msg("%s %s: %s", sizes[k].model, sizes[k].size, msg);
         const int64_t n = train_model_n_params(&m);
         if (n != sizes[k].n_params)
-            fail_msg("%s %s: %lld parameters, the README says %lld", sizes[k].model,
-                     sizes[k].size, (long long)n, (long long)sizes[k].n_params);
+            fail_msg("%s %s: %lld parameters, the README says %lld", sizes[k].model, sizes[k].size,
+                     (long long)n, (long long)sizes[k].n_params);
         struct vkg_graph *g = vkg_graph_new(ctx, 16384);
         assert_int_equal(vkg_build_forward_expand(g, m.loss), VKG_STATUS_OK);
         if (vkg_build_backward_expand(ctx, g))

@@ -1,8 +1,7 @@
 /* perf/train/batches.c — training and validation windows (batches.h). */
 #include "batches.h"
 
-static void window(const uint8_t *text, size_t off, int n_ctx, int32_t *tokens,
-                   int32_t *targets) {
+static void window(const uint8_t *text, size_t off, int n_ctx, int32_t *tokens, int32_t *targets) {
     for (int t = 0; t < n_ctx; t++) {
         tokens[t] = text[off + (size_t)t];
         targets[t] = text[off + (size_t)t + 1];

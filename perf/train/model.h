@@ -38,10 +38,10 @@ struct train_config {
     enum train_arch arch;
     const char *model, *size; /* "llama", "tiny", ... */
     int n_layer, d_model, n_ctx, batch, vocab;
-    int n_head, d_ff;                   /* llama */
-    int d_inner, d_state, d_conv;       /* mamba */
-    int dt_rank;                        /* mamba1 */
-    int head_dim;                       /* mamba2 (llama: d_model / n_head) */
+    int n_head, d_ff;             /* llama */
+    int d_inner, d_state, d_conv; /* mamba */
+    int dt_rank;                  /* mamba1 */
+    int head_dim;                 /* mamba2 (llama: d_model / n_head) */
     float norm_eps, rope_base;
 };
 
@@ -82,12 +82,12 @@ struct train_model {
     int n_params;
     struct train_input inputs[TRAIN_MAX_INPUTS];
     int n_inputs;
-    struct vkg_tensor *tokens;  /* I32 [n_ctx * batch]: window b at b * n_ctx */
-    struct vkg_tensor *targets; /* I32 [n_ctx * batch]: the next token of each */
+    struct vkg_tensor *tokens;    /* I32 [n_ctx * batch]: window b at b * n_ctx */
+    struct vkg_tensor *targets;   /* I32 [n_ctx * batch]: the next token of each */
     struct vkg_tensor *positions; /* llama: I32 [n_ctx], 0 .. n_ctx-1 */
     struct vkg_tensor *scan_ids;  /* mamba: I32 [batch], 0 .. batch-1 */
-    struct vkg_tensor *logits;  /* [vocab, n_ctx * batch] */
-    struct vkg_tensor *loss;    /* [1], flagged LOSS and OUTPUT */
+    struct vkg_tensor *logits;    /* [vocab, n_ctx * batch] */
+    struct vkg_tensor *loss;      /* [1], flagged LOSS and OUTPUT */
     /* building state */
     struct vkg_context *ctx;
     char *msg;

@@ -46,8 +46,7 @@ bool train_config_preset(struct train_config *cfg, const char *model, const char
         cfg->head_dim = small ? 64 : 32;
         cfg->n_head = cfg->d_inner / cfg->head_dim;
     } else {
-        snprintf(msg, msg_size, "unknown model '%s' (llama, mamba1 or mamba2)",
-                 model ? model : "");
+        snprintf(msg, msg_size, "unknown model '%s' (llama, mamba1 or mamba2)", model ? model : "");
         return false;
     }
     return true;
@@ -94,8 +93,7 @@ struct vkg_tensor *train_new_input(struct train_model *m, const char *name, enum
 }
 
 struct vkg_tensor *train_rms_norm(struct train_model *m, const char *name, struct vkg_tensor *x) {
-    struct vkg_tensor *w =
-        train_new_param(m, name, TRAIN_INIT_ONES, 0, 1, (int64_t[]){x->ne[0]});
+    struct vkg_tensor *w = train_new_param(m, name, TRAIN_INIT_ONES, 0, 1, (int64_t[]){x->ne[0]});
     if (!w) return NULL;
     struct vkg_tensor *n = vkg_rms_norm(m->ctx, x, m->cfg.norm_eps);
     struct vkg_tensor *y = n ? vkg_mul(m->ctx, n, w) : NULL;
@@ -115,7 +113,8 @@ struct vkg_tensor *train_rows(struct train_model *m, struct vkg_tensor *t, int64
 
 struct vkg_tensor *train_as_3d(struct train_model *m, struct vkg_tensor *t) {
     const int64_t T = m->cfg.n_ctx, B = m->cfg.batch;
-    struct vkg_tensor *v = vkg_view_3d(m->ctx, t, t->ne[0], T, B, t->nb[1], t->nb[1] * (size_t)T, 0);
+    struct vkg_tensor *v =
+        vkg_view_3d(m->ctx, t, t->ne[0], T, B, t->nb[1], t->nb[1] * (size_t)T, 0);
     if (!v) return train_fail(m, "tokens as [n, n_ctx, batch]"), NULL;
     return v;
 }
@@ -130,9 +129,8 @@ struct vkg_tensor *train_conv_pad(struct train_model *m, const char *name, struc
         train_new_input(m, tn, VKG_TYPE_F32, TRAIN_FILL_ZEROS, 3, (int64_t[]){np, d, ns});
     if (!shape) return NULL;
     struct vkg_tensor *xt = vkg_cont(ctx, vkg_transpose(ctx, x)); /* [nt, d, ns] */
-    struct vkg_tensor *win =
-        vkg_view_3d(ctx, shape, nt, d, ns, (size_t)np * 4, (size_t)(np * d) * 4,
-                    (size_t)(d_conv - 1) * 4);
+    struct vkg_tensor *win = vkg_view_3d(ctx, shape, nt, d, ns, (size_t)np * 4,
+                                         (size_t)(np * d) * 4, (size_t)(d_conv - 1) * 4);
     struct vkg_tensor *pad = xt && win ? vkg_view_back(ctx, xt, win) : NULL;
     if (!pad) return train_fail(m, tn), NULL;
     return pad;
@@ -200,8 +198,8 @@ bool train_model_build(struct train_model *m, struct vkg_context *ctx,
     vkg_set_input(m->tokens);
     vkg_set_input(m->targets);
 
-    struct vkg_tensor *emb = train_new_param(m, "tok_emb", TRAIN_INIT_UNIFORM, 1.0, 2,
-                                             (int64_t[]){D, V});
+    struct vkg_tensor *emb =
+        train_new_param(m, "tok_emb", TRAIN_INIT_UNIFORM, 1.0, 2, (int64_t[]){D, V});
     if (!emb) return false;
     struct vkg_tensor *x = vkg_get_rows(ctx, emb, m->tokens); /* [D, T·B] */
     if (!x) return train_fail(m, "embedding");

@@ -12,8 +12,8 @@
 
 #include "model.h"
 
-static struct vkg_tensor *linear(struct train_model *m, int layer, const char *what,
-                                 int64_t n_in, int64_t n_out, struct vkg_tensor *x) {
+static struct vkg_tensor *linear(struct train_model *m, int layer, const char *what, int64_t n_in,
+                                 int64_t n_out, struct vkg_tensor *x) {
     char name[VKG_MAX_NAME];
     snprintf(name, sizeof name, "blk%d.%s", layer, what);
     struct vkg_tensor *w = train_new_linear(m, name, n_in, n_out);
@@ -36,8 +36,8 @@ static struct vkg_tensor *rotate(struct train_model *m, struct vkg_tensor *pos,
     const struct train_config *c = &m->cfg;
     struct vkg_context *ctx = m->ctx;
     struct vkg_tensor *h = vkg_reshape_4d(ctx, t, c->head_dim, c->n_head, c->n_ctx, c->batch);
-    struct vkg_tensor *r = h ? vkg_rope(ctx, h, pos, c->head_dim, VKG_ROPE_NEOX, c->rope_base)
-                             : NULL;
+    struct vkg_tensor *r =
+        h ? vkg_rope(ctx, h, pos, c->head_dim, VKG_ROPE_NEOX, c->rope_base) : NULL;
     return r ? vkg_permute(ctx, r, 0, 2, 1, 3) : NULL;
 }
 

@@ -34,8 +34,8 @@ static struct vkg_tensor *param(const struct blk *b, const char *what, enum trai
     return train_new_param(b->m, pname(b, what, name, sizeof name), init, bound, n_dims, ne);
 }
 
-static struct vkg_tensor *linear(const struct blk *b, const char *what, int64_t n_in,
-                                 int64_t n_out, struct vkg_tensor *x) {
+static struct vkg_tensor *linear(const struct blk *b, const char *what, int64_t n_in, int64_t n_out,
+                                 struct vkg_tensor *x) {
     char name[VKG_MAX_NAME];
     struct vkg_tensor *w = train_new_linear(b->m, pname(b, what, name, sizeof name), n_in, n_out);
     if (!w) return NULL;
@@ -56,7 +56,8 @@ static struct vkg_tensor *conv_silu(const struct blk *b, struct vkg_tensor *u) {
     char name[VKG_MAX_NAME];
     struct vkg_tensor *w =
         param(b, "conv_w", TRAIN_INIT_UNIFORM, 1.0 / sqrt((double)dc), 2, (int64_t[]){dc, ch});
-    struct vkg_tensor *bias = w ? param(b, "conv_b", TRAIN_INIT_ZEROS, 0, 1, (int64_t[]){ch}) : NULL;
+    struct vkg_tensor *bias =
+        w ? param(b, "conv_b", TRAIN_INIT_ZEROS, 0, 1, (int64_t[]){ch}) : NULL;
     struct vkg_tensor *u3 = bias ? train_as_3d(m, u) : NULL;
     struct vkg_tensor *pad =
         u3 ? train_conv_pad(m, pname(b, "conv", name, sizeof name), u3, (int)dc) : NULL;
@@ -84,12 +85,12 @@ static struct vkg_tensor *scan(const struct blk *b, struct vkg_tensor *u4, struc
     struct train_model *m = b->m;
     const struct train_config *c = &m->cfg;
     char name[VKG_MAX_NAME];
-    if (!m->scan_ids && !(m->scan_ids = train_new_input(m, "scan_ids", VKG_TYPE_I32,
-                                                        TRAIN_FILL_ARANGE, 1,
-                                                        (int64_t[]){c->batch})))
+    if (!m->scan_ids &&
+        !(m->scan_ids = train_new_input(m, "scan_ids", VKG_TYPE_I32, TRAIN_FILL_ARANGE, 1,
+                                        (int64_t[]){c->batch})))
         return NULL;
-    struct vkg_tensor *s0 = train_new_input(m, pname(b, "state0", name, sizeof name),
-                                            VKG_TYPE_F32, TRAIN_FILL_ZEROS, 4, s_ne);
+    struct vkg_tensor *s0 = train_new_input(m, pname(b, "state0", name, sizeof name), VKG_TYPE_F32,
+                                            TRAIN_FILL_ZEROS, 4, s_ne);
     if (!s0) return NULL;
     struct vkg_tensor *sc = vkg_ssm_scan(m->ctx, s0, u4, dt, A, Bm, Cm, m->scan_ids);
     struct vkg_tensor *y = sc ? vkg_ssm_scan_output(m->ctx, sc, u4) : NULL;

@@ -224,6 +224,10 @@ const struct train_model *trainer_model(const struct trainer *tr) {
     return &tr->model;
 }
 
+struct vkg_graph *trainer_graph(const struct trainer *tr) {
+    return tr->graph;
+}
+
 int trainer_steps(const struct trainer *tr) {
     return tr->steps;
 }
@@ -267,8 +271,8 @@ static enum vkg_status upload_batch(const struct train_model *m, const int32_t *
 enum vkg_status trainer_step(struct trainer *tr, float *loss) {
     const struct train_config *c = &tr->cfg;
     train_batch_draw(tr->corpus, &tr->rng, c->n_ctx, c->batch, tr->tokens, tr->targets);
-    const float adam[6] = {(float)tr->opts.lr,  (float)tr->opts.beta1,
-                           (float)tr->opts.beta2, (float)tr->opts.eps,
+    const float adam[6] = {(float)tr->opts.lr,           (float)tr->opts.beta1,
+                           (float)tr->opts.beta2,        (float)tr->opts.eps,
                            (float)tr->opts.weight_decay, (float)(tr->steps + 1)};
     enum vkg_status st = upload_batch(&tr->model, tr->tokens, tr->targets);
     if (!st) st = vkg_backend_tensor_set(tr->adam, adam, 0, sizeof adam);

@@ -37,11 +37,11 @@ void train_opts_default(struct train_opts *o, const struct train_config *cfg);
 /* Where the nodes of the step graph run. */
 #define TRAIN_MAX_REASONS 16
 struct train_placement {
-    int n_nodes;         /* compute nodes of the step graph */
-    int n_on_device;     /* of them on the first backend (the device asked for) */
-    int n_cpu;           /* on the CPU when a device was asked for */
+    int n_nodes;     /* compute nodes of the step graph */
+    int n_on_device; /* of them on the first backend (the device asked for) */
+    int n_cpu;       /* on the CPU when a device was asked for */
     int n_splits;
-    int n_reasons;       /* distinct reasons of the CPU nodes */
+    int n_reasons; /* distinct reasons of the CPU nodes */
     char reasons[TRAIN_MAX_REASONS][200];
     int reason_count[TRAIN_MAX_REASONS];
 };
@@ -63,6 +63,8 @@ struct trainer *trainer_new(const struct train_config *cfg, const struct train_o
 void trainer_free(struct trainer *tr);
 
 const struct train_model *trainer_model(const struct trainer *tr);
+/* The step graph (forward nodes first, then backward, then the updates). */
+struct vkg_graph *trainer_graph(const struct trainer *tr);
 void trainer_placement(const struct trainer *tr, struct train_placement *p);
 /* Steps done so far. */
 int trainer_steps(const struct trainer *tr);
