@@ -25,8 +25,14 @@ struct vkg_perf_shape vkg_demo_shape(int i) {
         return vkg_perf_ce(256, 512);
     case 2:
         return vkg_perf_conv(4, 1024, 64, 1);
-    default:
+    case 3:
         return vkg_perf_scan2(128, 64, 16, 1, 64, 1);
+    case 4:
+        return vkg_perf_norm(VKG_PERF_RMS_NORM_BACK, 4096, 128);
+    case 5:
+        return vkg_perf_norm(VKG_PERF_NORM_BACK, 4096, 128);
+    default:
+        return vkg_perf_softmax(true, 256, 256, 8);
     }
 }
 
@@ -76,6 +82,10 @@ enum { S_W = 0, S_X = 1, S_T = 2 };
 enum { S_LOGITS = 0, S_LABELS = 1 };
 enum { S_SX = 0, S_C = 1, S_CT = 2 };
 enum { S_S = 0, S_SCX, S_DT, S_A, S_B, S_SC, S_IDS, S_ST };
+/* NORM and SOFT_MAX: the input x (a), the target t. */
+enum { S_NX = 0, S_NT = 1 };
+#define DEMO_NORM_EPS      1e-5f
+#define DEMO_SOFTMAX_SCALE 0.125f
 
 static bool build_train(struct vkg_context *ctx, const struct vkg_perf_shape *s,
                         struct train_graph *tg) {
@@ -156,6 +166,30 @@ static bool build_train(struct vkg_context *ctx, const struct vkg_perf_shape *s,
             struct vkg_tensor *scan = vkg_ssm_scan(ctx, st, x, dt, A, B, C, ids);
             loss = scan ? sq_loss(ctx, vkg_ssm_scan_output(ctx, scan, x), t) : NULL;
         }
+        break;
+    }
+    case VKG_PERF_RMS_NORM_BACK:
+    case VKG_PERF_NORM_BACK: {
+        struct vkg_tensor *x = add_leaf(tg, vkg_new_tensor_2d(ctx, F32, s->n_embd, s->n_rows), "x",
+                                        VKG_PERF_UNIFORM, -1, 1);
+        struct vkg_tensor *t = add_leaf(tg, vkg_new_tensor_2d(ctx, F32, s->n_embd, s->n_rows), "t",
+                                        VKG_PERF_UNIFORM, -1, 1);
+        add_param(tg, x, "d_x");
+        if (x && t)
+            loss = sq_loss(ctx,
+                           s->op == VKG_PERF_RMS_NORM_BACK ? vkg_rms_norm(ctx, x, DEMO_NORM_EPS)
+                                                           : vkg_norm(ctx, x, DEMO_NORM_EPS),
+                           t);
+        break;
+    }
+    case VKG_PERF_SOFT_MAX_BACK: {
+        struct vkg_tensor *a = add_leaf(tg, vkg_new_tensor_3d(ctx, F32, s->n_kv, s->n_q, s->n_head),
+                                        "a", VKG_PERF_UNIFORM, -4, 4);
+        struct vkg_tensor *t = add_leaf(tg, vkg_new_tensor_3d(ctx, F32, s->n_kv, s->n_q, s->n_head),
+                                        "t", VKG_PERF_UNIFORM, 0, 0.01f);
+        add_param(tg, a, "d_a");
+        if (a && t)
+            loss = sq_loss(ctx, vkg_soft_max_ext(ctx, a, NULL, DEMO_SOFTMAX_SCALE, true), t);
         break;
     }
     default:
@@ -400,6 +434,31 @@ static bool reference_grads(struct vkg_demo_data *d, const struct train_graph *t
             }
             off += n_in[part];
         }
+        break;
+    }
+    case VKG_PERF_RMS_NORM_BACK:
+    case VKG_PERF_NORM_BACK:
+    case VKG_PERF_SOFT_MAX_BACK: {
+        /* y = f(x), g = 2(y − t), d_x = f_back(g, x) (the softmax's from y) */
+        const struct vkg_tensor *tx = tg->leaves[S_NX].t, *tt = tg->leaves[S_NT].t;
+        struct vkgref_array xa = vkgref_f32(L[S_NX], ne4(tx), NULL);
+        int64_t ny = vkg_nelements(tt);
+        y = dalloc(ny), ym = dalloc(ny), g = dalloc(ny), gm = dalloc(ny);
+        if (!y || !ym || !g || !gm) goto oom;
+        const bool rms = s->op == VKG_PERF_RMS_NORM_BACK, sm = s->op == VKG_PERF_SOFT_MAX_BACK;
+        struct vkgref_bound b1 =
+            sm    ? vkgref_soft_max(&xa, NULL, DEMO_SOFTMAX_SCALE, true, y, ym)
+            : rms ? vkgref_rms_norm(&xa, DEMO_NORM_EPS, y, ym)
+                  : vkgref_norm(&xa, DEMO_NORM_EPS, y, ym);
+        bd = vkgref_bound_chain(b1, twice_diff(y, ym, L[S_NT], ne4(tt), g, gm));
+        struct vkgref_array ga = vkgref_f64(g, ne4(tt), NULL), ya = vkgref_f64(y, ne4(tt), NULL);
+        ga.mag = gm;
+        ya.mag = ym;
+        struct vkgref_bound b3 =
+            sm    ? vkgref_soft_max_back(&ga, &ya, DEMO_SOFTMAX_SCALE, true, d->ref[0], d->tol[0])
+            : rms ? vkgref_rms_norm_back(&ga, &xa, DEMO_NORM_EPS, d->ref[0], d->tol[0])
+                  : vkgref_norm_back(&ga, &xa, DEMO_NORM_EPS, d->ref[0], d->tol[0]);
+        vkgref_tolerance(vkgref_bound_chain(bd, b3), d->tol[0], d->grad_n[0], d->tol[0]);
         break;
     }
     default:

@@ -9,6 +9,8 @@
  * CROSS_ENTROPY_LOSS_BACK SSM_CONV       loss = Σ (ssm_conv(sx, c) − t)²        param c   probe
  * SSM_CONV_BACK SSM_SCAN       loss = Σ (y(ssm_scan(...)) − t)²       params dt, A, B, C  probe
  * SSM_SCAN_BACK
+ * RMS_NORM, NORM loss = Σ (norm(x) − t)²                param x   probe RMS_NORM_BACK, NORM_BACK
+ * SOFT_MAX       loss = Σ (soft_max(a, causal) − t)²    param a   probe SOFT_MAX_BACK
  *
  * The probe is the backward node itself, not the loss or the gradient view:
  * a loss can sit on the CPU while the backward kernel runs on the GPU, and
@@ -32,8 +34,10 @@
 
 /* The demo's shapes (issue text): OUT_PROD dense 512 -> 256, batch 64;
  * cross-entropy 256 classes x 512 rows; SSM_CONV d_conv 4, d_inner 1024, 64
- * tokens; SSM_SCAN d_state 128, head_dim 64, 16 heads, 64 tokens. */
-#define VKG_DEMO_N_OPS 4
+ * tokens; SSM_SCAN d_state 128, head_dim 64, 16 heads, 64 tokens; the
+ * training ops' backwards: RMS_NORM and NORM over 128 rows of 4096 features,
+ * a causal SOFT_MAX over 256 keys x 256 queries x 8 heads. */
+#define VKG_DEMO_N_OPS 7
 struct vkg_perf_shape vkg_demo_shape(int i);
 /* Row labels of the demo table: "OUT_PROD", ... */
 const char *vkg_demo_label(const struct vkg_perf_shape *s);

@@ -58,7 +58,26 @@ struct vkg_perf_shape vkg_perf_scan1(int64_t d_state, int64_t d_inner, int64_t n
                                    .mamba1 = true};
 }
 
+struct vkg_perf_shape vkg_perf_norm(enum vkg_perf_op op, int64_t n_embd, int64_t n_rows) {
+    return (struct vkg_perf_shape){.op = op, .n_embd = n_embd, .n_rows = n_rows};
+}
+
+struct vkg_perf_shape vkg_perf_softmax(bool back, int64_t n_kv, int64_t n_q, int64_t n_head) {
+    return (struct vkg_perf_shape){.op = back ? VKG_PERF_SOFT_MAX_BACK : VKG_PERF_SOFT_MAX,
+                                   .n_kv = n_kv,
+                                   .n_q = n_q,
+                                   .n_head = n_head};
+}
+
+/* The vkgrad ops of the training-op rows, in enum order from VKG_PERF_RMS_NORM. */
+static const int train_ops[] = {VKG_OP_RMS_NORM, VKG_OP_RMS_NORM_BACK, VKG_OP_NORM,
+                                VKG_OP_NORM_BACK, VKG_OP_SOFT_MAX,     VKG_OP_SOFT_MAX_BACK};
+static bool is_train_op(enum vkg_perf_op op) {
+    return op >= VKG_PERF_RMS_NORM && op <= VKG_PERF_SOFT_MAX_BACK;
+}
+
 int vkg_perf_shape_vkg_op(const struct vkg_perf_shape *s) {
+    if (is_train_op(s->op)) return train_ops[s->op - VKG_PERF_RMS_NORM];
     switch (s->op) {
     case VKG_PERF_OUT_PROD:
     case VKG_PERF_OUT_PROD_T:
@@ -86,13 +105,15 @@ const char *vkg_perf_op_name(enum vkg_perf_op op) {
     case VKG_PERF_SCAN_BACK:
         return "SSM_SCAN_BACK";
     default:
-        return "?";
+        return is_train_op(op) ? vkg_op_name(train_ops[op - VKG_PERF_RMS_NORM]) : "?";
     }
 }
 
 const char *vkg_perf_op_key(enum vkg_perf_op op) {
     static const char *const keys[VKG_PERF_N_OPS] = {
-        "out_prod", "out_prod_t", "cross_entropy_loss_back", "ssm_conv_back", "ssm_scan_back"};
+        "out_prod",      "out_prod_t", "cross_entropy_loss_back", "ssm_conv_back",
+        "ssm_scan_back", "rms_norm",   "rms_norm_back",           "norm",
+        "norm_back",     "soft_max",   "soft_max_back"};
     return (unsigned)op < VKG_PERF_N_OPS ? keys[op] : "?";
 }
 
@@ -108,6 +129,9 @@ const char *vkg_perf_shape_variant(const struct vkg_perf_shape *s) {
         return "";
     case VKG_PERF_SCAN_BACK:
         return s->mamba1 ? "mamba1" : "mamba2";
+    case VKG_PERF_SOFT_MAX:
+    case VKG_PERF_SOFT_MAX_BACK:
+        return "causal";
     default:
         return "";
     }
@@ -141,6 +165,9 @@ static const struct shape_key keys_scan1[] = {KEY(d_state, false),
                                               KEY(n_tok, false),
                                               KEY(n_seqs, true),
                                               {0}};
+static const struct shape_key keys_norm[] = {KEY(n_embd, false), KEY(n_rows, false), {0}};
+static const struct shape_key keys_softmax[] = {
+    KEY(n_kv, false), KEY(n_q, false), KEY(n_head, false), {0}};
 #undef KEY
 #undef KEY_AT
 
@@ -155,8 +182,11 @@ static const struct shape_key *shape_keys(const struct vkg_perf_shape *s) {
         return keys_conv;
     case VKG_PERF_SCAN_BACK:
         return s->mamba1 ? keys_scan1 : keys_scan2;
+    case VKG_PERF_SOFT_MAX:
+    case VKG_PERF_SOFT_MAX_BACK:
+        return keys_softmax;
     default:
-        return NULL;
+        return is_train_op(s->op) ? keys_norm : NULL;
     }
 }
 
@@ -297,11 +327,26 @@ static struct scan_sizes scan_sizes(const struct vkg_perf_shape *s) {
     return z;
 }
 
+/* Keys a causal softmax reads: row i1 of every head has clamp(i1 + n_kv −
+ * n_q + 1, 0, n_kv) live keys (the rest are written as zeros unread). */
+static double softmax_live(const struct vkg_perf_shape *s) {
+    double live = 0;
+    for (int64_t i1 = 0; i1 < s->n_q; i1++) {
+        int64_t v = i1 + s->n_kv - s->n_q + 1;
+        live += (double)(v < 0 ? 0 : v > s->n_kv ? s->n_kv : v);
+    }
+    return live * (double)s->n_head;
+}
+
 /* Bytes: every input read once and every output written once, 4 bytes each.
  *   OUT_PROD:  a[m,K] + b[n,K] read, dst[m,n] written          4(mK + nK + mn)
  *   CE_BACK:   logits and labels read, d_logits written, g      12·nc·nr + 4
  *   CONV_BACK: sx, c, g read; d_sx (= sx), d_c (= c) written   4(2·|sx| + 2·|c| + |g|)
- *   SCAN_BACK: s x dt A B C ids g_y g_S read; d_s d_x d_dt d_A d_B d_C written. */
+ *   SCAN_BACK: s x dt A B C ids g_y g_S read; d_s d_x d_dt d_A d_B d_C written.
+ *   RMS_NORM, NORM: x read, y written                        8·n_embd·n_rows
+ *   their backwards: g and x read, d_x written               12·n_embd·n_rows
+ *   SOFT_MAX (causal): live keys read, every key written     4·(live + n_kv·n_q·n_head)
+ *   SOFT_MAX_BACK (causal): g and y at live keys, d written  4·(2·live + n_kv·n_q·n_head) */
 double vkg_perf_bytes(const struct vkg_perf_shape *s) {
     switch (s->op) {
     case VKG_PERF_OUT_PROD:
@@ -320,6 +365,17 @@ double vkg_perf_bytes(const struct vkg_perf_shape *s) {
         double in = z.s + z.x + z.dt + z.A + z.B + z.C;
         return 4.0 * (2 * in + (double)s->n_seqs + z.x + z.states);
     }
+    case VKG_PERF_RMS_NORM:
+    case VKG_PERF_NORM:
+        return 8.0 * (double)s->n_embd * s->n_rows;
+    case VKG_PERF_RMS_NORM_BACK:
+    case VKG_PERF_NORM_BACK:
+        return 12.0 * (double)s->n_embd * s->n_rows;
+    case VKG_PERF_SOFT_MAX:
+    case VKG_PERF_SOFT_MAX_BACK: {
+        const double all = (double)s->n_kv * s->n_q * s->n_head;
+        return 4.0 * ((s->op == VKG_PERF_SOFT_MAX ? 1 : 2) * softmax_live(s) + all);
+    }
     default:
         return 0;
     }
@@ -336,6 +392,13 @@ double vkg_perf_bytes(const struct vkg_perf_shape *s) {
  *              da (2)                                           14·N·P·H·T·S
  *              Mamba-1 adds per state the decay exp(dt'·A[n]) (2), d_A (3)
  *              and its share of d(dt') (3)                     22·N·D·T·S
+ *   RMS_NORM:  Σx² (2), ·r (1)                                 3 per element
+ *   NORM:      Σx, x − μ, Σ(x − μ)² (2), ·r                   5 per element
+ *   RMS_NORM_BACK: Σx² (2), Σg⊙x (2), r·(g − x·k) (3)          7 per element
+ *   NORM_BACK: Σx, x − μ, Σ(x − μ)² (2), Σg, Σg⊙(x − μ) (2),
+ *              r·((g − ḡ) − (x − μ)·k) (4)                     11 per element
+ *   SOFT_MAX:  ·scale, max, − max, exp, Σ, ÷                   6 per live key
+ *   SOFT_MAX_BACK: Σg⊙y (2), g − dot, ·y, ·scale               5 per live key
  * Per-row and per-token terms (softplus, sigmoid) are lower order and left out. */
 double vkg_perf_flops(const struct vkg_perf_shape *s) {
     switch (s->op) {
@@ -350,6 +413,18 @@ double vkg_perf_flops(const struct vkg_perf_shape *s) {
         double per = s->mamba1 ? 22.0 : 14.0;
         return per * (double)s->d_state * s->head_dim * s->n_head * s->n_tok * s->n_seqs;
     }
+    case VKG_PERF_RMS_NORM:
+        return 3.0 * (double)s->n_embd * s->n_rows;
+    case VKG_PERF_NORM:
+        return 5.0 * (double)s->n_embd * s->n_rows;
+    case VKG_PERF_RMS_NORM_BACK:
+        return 7.0 * (double)s->n_embd * s->n_rows;
+    case VKG_PERF_NORM_BACK:
+        return 11.0 * (double)s->n_embd * s->n_rows;
+    case VKG_PERF_SOFT_MAX:
+        return 6.0 * softmax_live(s);
+    case VKG_PERF_SOFT_MAX_BACK:
+        return 5.0 * softmax_live(s);
     default:
         return 0;
     }
@@ -465,6 +540,43 @@ static struct vkg_tensor *build_scan(struct vkg_context *ctx, const struct vkg_p
     return vkg_ssm_scan_back(ctx, st, x, dt, A, B, C, ids, g);
 }
 
+/* The norms' eps and the softmax's scale (a head of 128). */
+#define PERF_NORM_EPS      1e-5f
+#define PERF_SOFTMAX_SCALE 0.08838834764831845f
+
+static struct vkg_tensor *build_train_op(struct vkg_context *ctx, const struct vkg_perf_shape *s,
+                                         struct vkg_perf_node *o) {
+    const bool back = s->op == VKG_PERF_RMS_NORM_BACK || s->op == VKG_PERF_NORM_BACK ||
+                      s->op == VKG_PERF_SOFT_MAX_BACK;
+    const bool sm = s->op == VKG_PERF_SOFT_MAX || s->op == VKG_PERF_SOFT_MAX_BACK;
+    struct vkg_tensor *g = NULL, *x;
+    if (sm) {
+        if (back)
+            g = leaf(o, vkg_new_tensor_3d(ctx, F32, s->n_kv, s->n_q, s->n_head), "g",
+                     VKG_PERF_UNIFORM, -1, 1);
+        x = leaf(o, vkg_new_tensor_3d(ctx, F32, s->n_kv, s->n_q, s->n_head), back ? "y" : "a",
+                 VKG_PERF_UNIFORM, back ? 0.0f : -4.0f, back ? 0.01f : 4.0f);
+        if (!x || (back && !g)) return NULL;
+        return back ? vkg_soft_max_ext_back(ctx, g, x, PERF_SOFTMAX_SCALE, true)
+                    : vkg_soft_max_ext(ctx, x, NULL, PERF_SOFTMAX_SCALE, true);
+    }
+    if (back)
+        g = leaf(o, vkg_new_tensor_2d(ctx, F32, s->n_embd, s->n_rows), "g", VKG_PERF_UNIFORM, -1,
+                 1);
+    x = leaf(o, vkg_new_tensor_2d(ctx, F32, s->n_embd, s->n_rows), "x", VKG_PERF_UNIFORM, -1, 1);
+    if (!x || (back && !g)) return NULL;
+    switch (s->op) {
+    case VKG_PERF_RMS_NORM:
+        return vkg_rms_norm(ctx, x, PERF_NORM_EPS);
+    case VKG_PERF_NORM:
+        return vkg_norm(ctx, x, PERF_NORM_EPS);
+    case VKG_PERF_RMS_NORM_BACK:
+        return vkg_rms_norm_back(ctx, g, x, PERF_NORM_EPS);
+    default:
+        return vkg_norm_back(ctx, g, x, PERF_NORM_EPS);
+    }
+}
+
 bool vkg_perf_build_node(struct vkg_context *ctx, const struct vkg_perf_shape *s,
                          struct vkg_perf_node *out) {
     memset(out, 0, sizeof *out);
@@ -498,6 +610,14 @@ bool vkg_perf_build_node(struct vkg_context *ctx, const struct vkg_perf_shape *s
     }
     case VKG_PERF_SCAN_BACK:
         node = build_scan(ctx, s, out);
+        break;
+    case VKG_PERF_RMS_NORM:
+    case VKG_PERF_RMS_NORM_BACK:
+    case VKG_PERF_NORM:
+    case VKG_PERF_NORM_BACK:
+    case VKG_PERF_SOFT_MAX:
+    case VKG_PERF_SOFT_MAX_BACK:
+        node = build_train_op(ctx, s, out);
         break;
     default:
         vkg_error(ctx, VKG_STATUS_INVALID_ARGUMENT, "perf: unknown op %d", (int)s->op);
@@ -541,6 +661,13 @@ int vkg_perf_refusal_ladder(int demo_op, uint64_t storage_range, struct vkg_perf
             ADD(vkg_perf_conv(k, 64, 64, 1));
         ADD(vkg_perf_conv(4, 1 << 21, 1, 1));
         ADD(vkg_perf_conv(4, past, 1, 1));
+        break;
+    case 4: /* the row kernels take any row: only a binding past the range */
+    case 5:
+        ADD(vkg_perf_norm(demo_op == 4 ? VKG_PERF_RMS_NORM_BACK : VKG_PERF_NORM_BACK, past, 1));
+        break;
+    case 6:
+        ADD(vkg_perf_softmax(true, past, 1, 1));
         break;
     default:
         for (int64_t ds = 256; ds <= 1 << 14; ds <<= 1)

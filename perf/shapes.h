@@ -31,6 +31,13 @@ enum vkg_perf_op {
     VKG_PERF_CE_BACK,    /* CROSS_ENTROPY_LOSS_BACK, one-hot labels */
     VKG_PERF_CONV_BACK,  /* SSM_CONV_BACK */
     VKG_PERF_SCAN_BACK,  /* SSM_SCAN_BACK, Mamba-2 or Mamba-1 form */
+    /* norms and the causal softmax (training ops), forward and backward */
+    VKG_PERF_RMS_NORM,
+    VKG_PERF_RMS_NORM_BACK,
+    VKG_PERF_NORM,
+    VKG_PERF_NORM_BACK,
+    VKG_PERF_SOFT_MAX,      /* causal, no mask, scale 1/√128 */
+    VKG_PERF_SOFT_MAX_BACK, /* causal */
     VKG_PERF_N_OPS
 };
 
@@ -45,6 +52,10 @@ struct vkg_perf_shape {
     /* SSM_SCAN: Mamba-2 uses all four; Mamba-1 has head_dim 1 and n_head = d_inner. */
     int64_t d_state, head_dim, n_head, n_group;
     bool mamba1;
+    /* RMS_NORM, NORM and backwards: features per row (n_rows rows). */
+    int64_t n_embd;
+    /* SOFT_MAX, SOFT_MAX_BACK: keys and queries per head (n_head heads). */
+    int64_t n_kv, n_q;
 };
 
 /* Shape constructors (the remaining fields zero). */
@@ -55,6 +66,9 @@ struct vkg_perf_shape vkg_perf_scan2(int64_t d_state, int64_t head_dim, int64_t 
                                      int64_t n_group, int64_t n_tok, int64_t n_seqs);
 struct vkg_perf_shape vkg_perf_scan1(int64_t d_state, int64_t d_inner, int64_t n_tok,
                                      int64_t n_seqs);
+/* op one of VKG_PERF_RMS_NORM, _RMS_NORM_BACK, _NORM, _NORM_BACK. */
+struct vkg_perf_shape vkg_perf_norm(enum vkg_perf_op op, int64_t n_embd, int64_t n_rows);
+struct vkg_perf_shape vkg_perf_softmax(bool back, int64_t n_kv, int64_t n_q, int64_t n_head);
 
 /* Parse "OP:KEY=V.KEY=V..." (vkgrad perf --at): OP one of out_prod,
  * out_prod_t, cross_entropy_loss_back, ssm_conv_back, ssm_scan_back; the keys
@@ -116,7 +130,8 @@ bool vkg_perf_build_node(struct vkg_context *ctx, const struct vkg_perf_shape *s
 /* ---- shapes a device refuses ---------------------------------------------- */
 
 /* Candidate shapes a Vulkan device may refuse for demo op i (0 OUT_PROD,
- * 1 cross-entropy, 2 SSM_CONV, 3 SSM_SCAN), smallest first. Each ladder walks
+ * 1 cross-entropy, 2 SSM_CONV, 3 SSM_SCAN, 4 RMS_NORM_BACK, 5 NORM_BACK,
+ * 6 SOFT_MAX_BACK), smallest first. Each ladder walks
  * one kind of limit: shared memory (scan state, conv taps, row length), the
  * dispatch grid, and storage_range (maxStorageBufferRange; the last rung has
  * one tensor just past it; 0 means 2 GiB). */

@@ -84,6 +84,20 @@ static int sweep_full(struct vkg_perf_shape *s, int max) {
     ADD(vkg_perf_scan1(16, 4096, 4096, 1));
     ADD(vkg_perf_scan1(16, 1536, 4096, 1)); /* a Mamba-1 layer (d_inner 1536) */
     ADD(vkg_perf_scan1(16, 1536, 512, 8));  /* its training batch: 8 sequences of 512 */
+    /* norms: the demo's 128 rows, then rows of 4096 and 8192 features x
+     * 4096-16384 rows (LLM shapes); the causal softmax up to 4096 keys x
+     * 32 heads x 4096 queries */
+    for (int op = VKG_PERF_RMS_NORM; op <= VKG_PERF_NORM_BACK; op++) {
+        ADD(vkg_perf_norm((enum vkg_perf_op)op, 4096, 128));
+        for (int64_t e = 4096; e <= 8192; e *= 2)
+            for (int64_t r = 4096; r <= 16384; r *= 4)
+                ADD(vkg_perf_norm((enum vkg_perf_op)op, e, r));
+    }
+    for (int back = 0; back < 2; back++) {
+        ADD(vkg_perf_softmax(back, 256, 256, 8));
+        ADD(vkg_perf_softmax(back, 1024, 1024, 32));
+        ADD(vkg_perf_softmax(back, 4096, 4096, 32));
+    }
     return n;
 }
 
@@ -101,6 +115,12 @@ static int sweep_quick(struct vkg_perf_shape *s, int max) {
     ADD(vkg_perf_scan2(64, 16, 4, 1, 32, 1));
     ADD(vkg_perf_scan2(128, 32, 8, 1, 64, 1));
     ADD(vkg_perf_scan1(16, 256, 64, 1));
+    for (int op = VKG_PERF_RMS_NORM; op <= VKG_PERF_NORM_BACK; op++)
+        ADD(vkg_perf_norm((enum vkg_perf_op)op, 4096, 128));
+    for (int back = 0; back < 2; back++) {
+        ADD(vkg_perf_softmax(back, 256, 256, 8));
+        ADD(vkg_perf_softmax(back, 1024, 256, 4)); /* a cached prefix: n_kv > n_q */
+    }
     return n;
 #undef ADD
 }
@@ -143,7 +163,9 @@ static void usage(FILE *f) {
         "  --quick              small shapes, 3 reps (CI, lavapipe)\n"
         "  --ops LIST           comma-separated: out_prod (dW), out_prod_t (dX, transposed\n"
         "                       src1), cross_entropy_loss_back, ssm_conv_back, ssm_scan_back\n"
-        "                       (Mamba-2 and Mamba-1); a prefix selects every match\n"
+        "                       (Mamba-2 and Mamba-1), rms_norm, rms_norm_back, norm,\n"
+        "                       norm_back, soft_max, soft_max_back (causal); a prefix\n"
+        "                       selects every match\n"
         "  --shape TEXT         only the shapes whose name contains TEXT\n"
         "                       (e.g. n_class=32000.n_rows=4096; names as in the CSV)\n"
         "  --at OP:SHAPE        time this shape instead of the sweep (repeatable, up to 16):\n"
@@ -548,8 +570,8 @@ int vkg_cmd_perf(const char *self, int argc, char **argv) {
     if (o.child && (n_dev = vkg_compile_pass_devices(o.compile_pass, devs, n_dev)) == 0)
         return VKG_COMPILE_PASS_NOTHING;
 
-    struct vkg_perf_shape shapes[64];
-    int n_shapes = o.quick ? sweep_quick(shapes, 64) : sweep_full(shapes, 64);
+    struct vkg_perf_shape shapes[128];
+    int n_shapes = o.quick ? sweep_quick(shapes, 128) : sweep_full(shapes, 128);
     if (o.n_at) {
         n_shapes = o.n_at;
         memcpy(shapes, o.at, (size_t)o.n_at * sizeof *shapes);
