@@ -384,6 +384,7 @@ static bool run_loop(struct cvk *c, const struct cpipe *p, struct cbuf *io, uint
     uint32_t *w = io->map;
     w[0] = 0;
     w[1] = 1;
+    w[2] = 0;
     struct canary_loop_push push = {.trips = trips, .cut = cut};
     struct cbind bind = {io, 0, io->size};
     if (!rec_begin(c, p, &bind, 1, &push)) return false;
