@@ -12,10 +12,17 @@
  * a new pipeline is created with CAPTURE_STATISTICS and its driver statistics
  * are queried once, right after creation, and kept with its entry
  * (pipeline_stats.c); off, creation is exactly as without the switch.
+ *
+ * Every vkCreateComputePipelines is timed (wall clock: the driver compiles
+ * the kernel there) and reported to the process's compile observer, if any
+ * (vkg_vulkan_set_compile_observer), before and after: compile time is a
+ * measured quantity of a driver, and the conformance harness keeps it apart
+ * from execution time.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "vk_impl.h"
 
@@ -41,6 +48,20 @@ struct vkg_vk_pipeline_cache {
     int n_pipes, cap_pipes;
     int last; /* index of the last hit: consecutive nodes often share a pipeline */
 };
+
+static vkg_vulkan_compile_fn compile_observer;
+static void *compile_observer_user;
+
+void vkg_vulkan_set_compile_observer(vkg_vulkan_compile_fn fn, void *user) {
+    compile_observer = fn;
+    compile_observer_user = user;
+}
+
+static double clock_us(clockid_t id) {
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
 
 static bool grow(void **arr, int *cap, int need, size_t elem) {
     if (need <= *cap) return true;
@@ -167,8 +188,19 @@ enum vkg_status vkg_vk_pipeline_get(struct vkg_vk_device *dev, const struct vkg_
                   .pName = "main",
                   .pSpecializationInfo = n_spec ? &si : NULL},
         .layout = ke->layout};
+    struct vkg_vulkan_compile obs = {.device = dev->index,
+                                     .kernel = vkg_vk_kernel_short_name(k),
+                                     .spec = e.spec,
+                                     .n_spec = n_spec,
+                                     .us = -1};
+    if (compile_observer) compile_observer(&obs, compile_observer_user);
+    const double t0 = clock_us(CLOCK_MONOTONIC), c0 = clock_us(CLOCK_PROCESS_CPUTIME_ID);
     st = VKG_VK_CHECK(
         vkCreateComputePipelines(dev->dev, VK_NULL_HANDLE, 1, &ci, NULL, &e.p.pipeline));
+    obs.us = clock_us(CLOCK_MONOTONIC) - t0;
+    obs.cpu_us = clock_us(CLOCK_PROCESS_CPUTIME_ID) - c0;
+    obs.failed = st != VKG_STATUS_OK;
+    if (compile_observer) compile_observer(&obs, compile_observer_user);
     if (st != VKG_STATUS_OK) {
         char why[256];
         snprintf(why, sizeof why, "%s", vkg_last_error(NULL));

@@ -83,3 +83,8 @@ enum vkg_status vkg_vulkan_dispatch_times_foreach(struct vkg_backend *backend,
                      "vkg_vulkan_dispatch_times_foreach: not a Vulkan backend (vkgrad was built "
                      "without Vulkan support)");
 }
+
+void vkg_vulkan_set_compile_observer(vkg_vulkan_compile_fn fn, void *user) {
+    (void)fn;
+    (void)user;
+}

@@ -22,6 +22,10 @@ static void usage(FILE *f) {
             "  --time-factor X         GPU time growth that counts as a regression (default 1.25)\n"
             "  --time-min-us X         ... and at least this many microseconds (default 50)\n"
             "  --time-on-cpu-devices   judge GPU times of CPU Vulkan devices (lavapipe) too\n"
+            "  --compile-factor X      pipeline-creation growth that counts as a regression\n"
+            "                          (default 2; cold figures when both runs had a compile pass)\n"
+            "  --compile-min-ms X      ... and at least this many milliseconds (default 250)\n"
+            "  --compile-time-note     a compile-time regression is a note, not a regression\n"
             "  --allow-device-change   compare runs of different devices\n"
             "  --allow-missing         a case or backend of the baseline missing from the run\n"
             "                          is a note, not a regression (a partial run, --include)\n"
@@ -39,18 +43,52 @@ static bool parse_pos(const char *s, double *v) {
     return true;
 }
 
+/* Compile time over the whole comparison: per backend, and the pipelines
+ * whose creation grew most. A driver whose compiler got slower says so here
+ * once, whatever each case's figure. */
+static void print_compile_summary(const struct conf_result *base, int nb,
+                                  const struct conf_result *run, int nr) {
+    struct conf_compile_total per_b[17], per_p[5];
+    int n_p = 0;
+    const int n_b = conf_compile_summary(base, nb, run, nr, per_b, 17, per_p, 5, &n_p);
+    for (int i = 0; i < n_b; i++) {
+        if (per_b[i].base_us <= 0 && per_b[i].run_us <= 0) continue; /* the CPU backend */
+        printf("\ncompile time on %s, %d cases in both runs (%s): %.1f s -> %.1f s wall (x%.2f)",
+               per_b[i].backend, per_b[i].n,
+               per_b[i].cold ? "cold cache: the compile passes" : "as the runs measured it",
+               per_b[i].base_us / 1e6, per_b[i].run_us / 1e6,
+               per_b[i].run_us / (per_b[i].base_us > 0 ? per_b[i].base_us : 1));
+        if (per_b[i].cpu)
+            printf(", %.1f s -> %.1f s CPU (x%.2f)", per_b[i].base_cpu_us / 1e6,
+                   per_b[i].run_cpu_us / 1e6,
+                   per_b[i].run_cpu_us / (per_b[i].base_cpu_us > 0 ? per_b[i].base_cpu_us : 1));
+        printf("\n");
+        for (int k = 0; k < n_p; k++) {
+            if (strcmp(per_p[k].backend, per_b[i].backend) ||
+                per_p[k].run_us <= per_p[k].base_us)
+                continue;
+            printf("    %-48s %8.2f s -> %8.2f s %s (x%.1f)\n", per_p[k].name,
+                   per_p[k].base_us / 1e6, per_p[k].run_us / 1e6, per_p[k].cpu ? "CPU" : "wall",
+                   per_p[k].run_us / (per_p[k].base_us > 0 ? per_p[k].base_us : 1));
+        }
+    }
+}
+
 int vkg_cmd_compare(int argc, char **argv) {
     struct conf_compare_options o;
     conf_compare_options_default(&o);
     const char *files[2] = {NULL, NULL}, *exp_path = NULL;
     int n_files = 0;
     bool quiet = false, allow_incomplete = false;
+    double compile_min_ms = o.compile_min_us / 1e3;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         double *dst = !strcmp(a, "--drift-factor")  ? &o.drift_factor
                       : !strcmp(a, "--drift-floor") ? &o.drift_floor
                       : !strcmp(a, "--time-factor") ? &o.time_factor
                       : !strcmp(a, "--time-min-us") ? &o.time_min_us
+                      : !strcmp(a, "--compile-factor") ? &o.compile_factor
+                      : !strcmp(a, "--compile-min-ms") ? &compile_min_ms
                                                     : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
@@ -67,6 +105,8 @@ int vkg_cmd_compare(int argc, char **argv) {
                 return 2;
             }
             exp_path = argv[++i];
+        } else if (!strcmp(a, "--compile-time-note")) {
+            o.compile_time_note = true;
         } else if (!strcmp(a, "--time-on-cpu-devices")) {
             o.time_on_cpu_devices = true;
         } else if (!strcmp(a, "--allow-device-change")) {
@@ -91,6 +131,7 @@ int vkg_cmd_compare(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
+    o.compile_min_us = compile_min_ms * 1e3;
     char msg[512];
     struct conf_result *base = NULL, *run = NULL;
     struct conf_expectation *exps = NULL;
@@ -134,6 +175,7 @@ int vkg_cmd_compare(int argc, char **argv) {
             printf("%-10s %-17s %-8s %s\n", o.allow_missing ? "note" : "REGRESSION",
                    "missing backend", mb.info.backends[i], mb.info.devices[i]);
     }
+    print_compile_summary(base, nb, run, nr);
     printf("\n%s vs %s: %d records vs %d, %d regression%s", files[0], files[1], nb, nr, reg,
            reg == 1 ? "" : "s");
     for (int k = 0; k < CONF_T_COUNT; k++)

@@ -6,9 +6,14 @@
  * unexpected failures to tell flakes from regressions, re-times the cases
  * that read slower than a --baseline (retime.c), and writes the console
  * table, --json, --junit, --dump and deqp-runner's files (--deqp-out; its
- * baselines, flakes and skips lists are read too: deqp_formats.h). Exit: 0
- * every case passed (or failed as an expectation says), 1 an unexpected
- * failure, 2 bad usage or input. */
+ * baselines, flakes and skips lists are read too: deqp_formats.h). Before
+ * any case runs, a compile pass (perf/compile_pass.h) runs the same
+ * selection once in a separate process, untimed, on the devices that want
+ * one (GPUs; --compile-pass: all), so that the timed run reads the driver's
+ * cached builds of every kernel; the pass's compile times are kept in the
+ * records as the cold-cache figures (compile_pass_us) beside the run's own
+ * (compile_us). Exit: 0 every case passed (or failed as an expectation
+ * says), 1 an unexpected failure, 2 bad usage or input. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -19,6 +24,7 @@
 
 #include "commands.h"
 #include "compare.h"
+#include "compile_pass.h"
 #include "deqp_formats.h"
 #include "harness.h"
 #include "outfile.h"
@@ -44,7 +50,13 @@ static void usage(FILE *f) {
             "  --device D           all (CPU + every Vulkan device; default), cpu, vulkan, or N\n"
             "  --seed N             input seed (default 20260819)\n"
             "running:\n"
-            "  --timeout S          per-case timeout in seconds (default 120)\n"
+            "  --timeout S          per-case timeout in seconds, pipeline creation not counted\n"
+            "                       (default 120)\n"
+            "  --compile-timeout S  per-case budget of pipeline creation (default 600)\n"
+            "  --compile-pass, --no-compile-pass\n"
+            "                       run the selection once, untimed, in a separate process\n"
+            "                       first (default: on GPUs, not on CPU devices such as\n"
+            "                       lavapipe); its compile times are kept as the cold ones\n"
             "  --group-size N       cases per child process (default 64)\n"
             "  --no-isolate         run in this process (a crash ends the run)\n"
             "  --reruns N           reruns of an unexpected failure (default 2)\n"
@@ -67,7 +79,9 @@ static void usage(FILE *f) {
             "  --junit FILE         JUnit XML\n"
             "  --dump DIR           inputs, results and reference of each case as .npy\n"
             "  --deqp-out DIR       deqp-runner's DIR/results.csv and DIR/failures.csv\n"
-            "  --quiet              no table, no progress\n");
+            "  --quiet              no table, no progress\n"
+            "driver:\n"
+            "  --icd FILE           use the Vulkan driver of this ICD manifest (see vkgrad --help)\n");
 }
 
 /* Progress on stderr, and each record appended to the partial file as it
@@ -163,6 +177,8 @@ struct conform_args {
     int n_flakes, n_skips;
     int retime_rounds, tier, shard_i, shard_n, fraction, fraction_start;
     bool list, quiet;
+    enum vkg_compile_pass_mode compile_pass;
+    bool pass_child; /* --compile-pass-child: this process is the pass */
 };
 
 /* What one run holds; freed by run_free. */
@@ -171,6 +187,8 @@ struct conform_run {
     int n_exps;
     struct conf_result *base;
     int n_base;
+    struct conf_result *pass; /* the compile pass's records */
+    int n_pass;
     struct conf_target targets[17];
     int n_targets;
     struct vkg_vulkan_device_info infos[16];
@@ -199,6 +217,7 @@ static void run_free(struct conform_run *r) {
     conf_deqp_baseline_free(&r->deqp_base);
     conf_deqp_list_free(&r->flakes);
     conf_deqp_list_free(&r->skips);
+    free(r->pass);
 }
 
 /* One option with its value (argv[*i + 1], consumed). Returns 0, or 2 after
@@ -264,6 +283,14 @@ static int parse_valued(struct conform_args *c, const char *a, const char *val) 
             return 2;
         }
         c->o.timeout_s = s;
+    } else if (!strcmp(a, "--compile-timeout")) {
+        int s;
+        if (!parse_int(val, 1, 86400, &s)) {
+            fprintf(stderr, "vkgrad conform: --compile-timeout '%s' must be 1..86400 seconds\n",
+                    val);
+            return 2;
+        }
+        c->o.compile_timeout_s = s;
     } else if (!strcmp(a, "--group-size")) {
         if (!parse_int(val, 1, 100000, &c->o.group_size)) {
             fprintf(stderr, "vkgrad conform: --group-size '%s' must be a positive integer\n", val);
@@ -314,7 +341,7 @@ static bool takes_value(const char *a) {
         "--seed",    "--shard",     "--timeout", "--group-size",  "--reruns",       "--time-reps",
         "--baseline", "--retimes",  "--time-factor", "--time-min-us", "--json",     "--junit",
         "--dump",    "--expectations", "--fraction", "--fraction-start", "--flakes", "--skips",
-        "--deqp-out", "--deqp-baseline", NULL};
+        "--deqp-out", "--deqp-baseline", "--compile-timeout", NULL};
     for (int i = 0; valued[i]; i++)
         if (!strcmp(a, valued[i])) return true;
     return false;
@@ -347,6 +374,9 @@ static int parse_args(struct conform_args *c, int argc, char **argv) {
             c->o.determinism = false;
         } else if (!strcmp(a, "--time-on-cpu-devices")) {
             c->co.time_on_cpu_devices = true;
+        } else if (vkg_compile_pass_parse(a, &c->compile_pass)) {
+        } else if (!strcmp(a, "--compile-pass-child")) {
+            c->pass_child = true;
         } else if (takes_value(a)) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "vkgrad conform: %s needs a value\n", a);
@@ -376,6 +406,7 @@ static int parse_args(struct conform_args *c, int argc, char **argv) {
         fprintf(stderr, "vkgrad conform: %s\n", msg);
         return 2;
     }
+    if (c->pass_child) c->o.n_faults = 0; /* injected faults are the timed run's */
     return -1;
 }
 
@@ -471,7 +502,7 @@ static int select_targets(const struct conform_args *c, struct conform_run *r) {
                 c->device);
         return 2;
     }
-    if (want_cpu) conf_target_init(&r->targets[r->n_targets++], -1, msg, sizeof msg);
+    if (want_cpu && !c->pass_child) conf_target_init(&r->targets[r->n_targets++], -1, msg, sizeof msg);
     struct vkg_vulkan_device_info vk_infos[16];
     bool vk_available = false;
     const int n_vk = enumerate_vulkan(c, vk_infos, &vk_available);
@@ -479,8 +510,11 @@ static int select_targets(const struct conform_args *c, struct conform_run *r) {
     if (n_vk < 0) return 1;
     for (int d = 0; d < n_vk; d++) {
         if (!want_vk && d != only) continue;
+        if (c->pass_child && !vkg_compile_pass_wanted(c->compile_pass, vk_infos[d].is_cpu))
+            continue;
         conf_target_from_info(&r->targets[r->n_targets++], d, &vk_infos[d]);
     }
+    if (c->pass_child && r->n_targets == 0) return VKG_COMPILE_PASS_NOTHING;
     if (only >= 0 && r->n_targets == 0) {
         fprintf(stderr,
                 "vkgrad conform: --device %d: Vulkan device %d does not exist (%d device%s "
@@ -726,6 +760,74 @@ static int skip_jobs(struct conform_run *r) {
     return n_run;
 }
 
+/* The compile pass: the selection, by name, once on the Vulkan devices that
+ * want one, in a separate process (perf/compile_pass.h), untimed (its second
+ * compute stays: it tells what the first one spent compiling at the first
+ * dispatch); its records (compile times) are read back into r->pass. Before any case of the run, so that every worker starts with the
+ * driver's shader cache holding every kernel it builds. */
+static void compile_pass(const char *self, const struct conform_args *c, struct conform_run *r) {
+    bool wanted = false;
+    for (int t = 0; t < r->n_targets; t++)
+        wanted |= r->targets[t].device >= 0 &&
+                  vkg_compile_pass_wanted(c->compile_pass, r->targets[t].info.is_cpu);
+    if (!wanted) return;
+    const char *tmp = getenv("TMPDIR");
+    char list[512], json[540];
+    snprintf(list, sizeof list, "%s/vkgrad-compile-pass-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    const int fd = mkstemp(list);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        fprintf(stderr, "vkgrad conform: compile pass not run: %s: %s\n", list, strerror(errno));
+        if (fd >= 0) close(fd);
+        return;
+    }
+    for (int i = 0; i < r->n_sel; i++)
+        fprintf(f, "%s\n", r->sel[i].name);
+    if (fclose(f) != 0) {
+        fprintf(stderr, "vkgrad conform: compile pass not run: writing %s failed\n", list);
+        unlink(list);
+        return;
+    }
+    snprintf(json, sizeof json, "%s.jsonl", list);
+    char seed[32], timeout[32], ctimeout[32], group[32];
+    snprintf(seed, sizeof seed, "%" PRIu64, c->o.seed);
+    snprintf(timeout, sizeof timeout, "%.0f", c->o.timeout_s);
+    snprintf(ctimeout, sizeof ctimeout, "%.0f", c->o.compile_timeout_s);
+    snprintf(group, sizeof group, "%d", c->o.group_size);
+    const bool one = strcmp(c->device, "all") && strcmp(c->device, "vulkan");
+    char *args[] = {"conform",          "--compile-pass-child",
+                    "--case-list",      list,
+                    "--device",         one ? (char *)c->device : "vulkan",
+                    "--json",           json,
+                    "--quiet",          "--time-reps",
+                    "0",
+                    "--reruns",         "0",
+                    "--seed",           seed,
+                    "--timeout",        timeout,
+                    "--compile-timeout", ctimeout,
+                    "--group-size",     group,
+                    c->compile_pass == VKG_COMPILE_PASS_ON ? "--compile-pass" : NULL,
+                    NULL};
+    vkg_compile_pass_run(self, "vkgrad conform", args);
+    char msg[CONF_MSG_MAX];
+    if (access(json, R_OK) == 0 &&
+        !conf_results_load_ex(json, true, NULL, &r->pass, &r->n_pass, msg, sizeof msg))
+        fprintf(stderr, "vkgrad conform: the compile pass's records: %s\n", msg);
+    unlink(list);
+    unlink(json);
+}
+
+/* Each record gets its case's compile pass figures. */
+static void merge_compile_pass(struct conform_run *r) {
+    for (int k = 0; k < r->n_jobs && r->n_pass; k++)
+        for (int i = 0; i < r->n_pass; i++)
+            if (!strcmp(r->pass[i].case_name, r->results[k].case_name) &&
+                !strcmp(r->pass[i].backend, r->results[k].backend)) {
+                conf_result_merge_compile_pass(&r->results[k], &r->pass[i]);
+                break;
+            }
+}
+
 /* Every (case, target) job, target-major so one child serves one backend,
  * then expectations, reruns and re-times. Returns -1 to go on, else the
  * exit status. */
@@ -770,6 +872,8 @@ static int run_jobs(const struct conform_args *c, struct conform_run *r) {
         fprintf(stderr, "vkgrad conform: cannot start child processes: %s\n", strerror(errno));
         return 2;
     }
+    merge_compile_pass(r);
+    if (c->pass_child) return -1; /* the pass judges nothing */
     expect_and_rerun(c, r);
     if (!r->base || c->retime_rounds <= 0) return -1;
     const int before = count_unexpected(r->results, r->n_jobs);
@@ -785,13 +889,40 @@ static int run_jobs(const struct conform_args *c, struct conform_run *r) {
     return -1;
 }
 
+/* Pipeline creation per backend: the run's own and the compile pass's. */
+static void print_compile_time(FILE *f, const struct conform_run *r) {
+    for (int t = 0; t < r->n_targets; t++) {
+        double run = 0, pass = 0, worst = 0;
+        int n_pass = 0, n = 0;
+        const char *worst_case = NULL;
+        for (int k = 0; k < r->n_jobs; k++) {
+            const struct conf_result *x = &r->results[k];
+            if (r->jobs[k].t != &r->targets[t]) continue;
+            n += x->n_pipelines_total;
+            if (x->compile_us > 0) run += x->compile_us;
+            if (x->compile_pass_us >= 0) pass += x->compile_pass_us, n_pass++;
+            const double w = x->compile_pass_us >= 0 ? x->compile_pass_us : x->compile_us;
+            if (w > worst) worst = w, worst_case = x->case_name;
+        }
+        if (n == 0 && n_pass == 0) continue;
+        fprintf(f, "compile time on %s: %d pipelines, %.1f s in this run", r->targets[t].name, n,
+                run / 1e6);
+        if (n_pass) fprintf(f, ", %.1f s in the compile pass (cold)", pass / 1e6);
+        if (worst_case) fprintf(f, "; the most in one case %.1f s (%s)", worst / 1e6, worst_case);
+        fprintf(f, "\n");
+    }
+}
+
 /* The table, --json and --junit. Returns the exit status: 1 on an unexpected
  * failure (a re-time run that failed made its case fail), 2 when an output
  * cannot be written. */
 static int write_outputs(const struct conform_args *c, const struct conform_run *r) {
     char msg[CONF_MSG_MAX];
-    if (!c->quiet) conf_report_console_table(stdout, r->results, r->n_jobs);
-    int rc = count_unexpected(r->results, r->n_jobs) ? 1 : 0;
+    if (!c->quiet) {
+        conf_report_console_table(stdout, r->results, r->n_jobs);
+        print_compile_time(stdout, r);
+    }
+    int rc = count_unexpected(r->results, r->n_jobs) && !c->pass_child ? 1 : 0;
     if (c->json && !conf_report_json(c->json, &r->info, r->results, r->n_jobs, msg, sizeof msg)) {
         fprintf(stderr, "vkgrad conform: --json: %s\n", msg);
         rc = 2;
@@ -820,7 +951,7 @@ static int write_outputs(const struct conform_args *c, const struct conform_run 
     return rc;
 }
 
-int vkg_cmd_conform(int argc, char **argv) {
+int vkg_cmd_conform(const char *self, int argc, char **argv) {
     static struct conform_args c; /* large: pattern tables */
     int rc = parse_args(&c, argc, argv);
     if (rc >= 0) return rc;
@@ -836,6 +967,7 @@ int vkg_cmd_conform(int argc, char **argv) {
     }
     if (rc < 0) {
         describe_run(&c, &r);
+        if (!c.pass_child && c.compile_pass != VKG_COMPILE_PASS_OFF) compile_pass(self, &c, &r);
         rc = run_jobs(&c, &r);
     }
     if (rc < 0) rc = write_outputs(&c, &r);

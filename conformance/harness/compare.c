@@ -354,8 +354,8 @@ const struct conf_expectation *conf_expectation_match(const struct conf_expectat
 /* ---- transitions ------------------------------------------------------------------ */
 static const char *const t_names[CONF_T_COUNT] = {
     "new failure", "lost support",    "placement to CPU", "drift",          "time",
-    "fix",         "newly supported", "placement to GPU", "nondeterminism", "expected failure",
-    "flake",       "status change",   "new case",         "missing case"};
+    "compile time", "fix",         "newly supported", "placement to GPU", "nondeterminism",
+    "expected failure", "flake",       "status change",   "new case",         "missing case"};
 
 const char *conf_transition_name(enum conf_transition_kind k) {
     return (unsigned)k < CONF_T_COUNT ? t_names[k] : "?";
@@ -369,6 +369,89 @@ void conf_compare_options_default(struct conf_compare_options *o) {
     o->allow_device_change = false;
     o->allow_missing = false;
     o->time_on_cpu_devices = false;
+    o->compile_factor = 2;
+    o->compile_min_us = 250000;
+    o->compile_time_note = false;
+}
+
+bool conf_compile_times(const struct conf_result *b, const struct conf_result *r,
+                        struct conf_compile_pair *p) {
+    p->cold = b->compile_pass_us >= 0 && r->compile_pass_us >= 0;
+    p->b_wall = p->cold ? b->compile_pass_us : b->compile_us;
+    p->r_wall = p->cold ? r->compile_pass_us : r->compile_us;
+    const double bc = p->cold ? b->compile_pass_cpu_us : b->compile_cpu_us;
+    const double rc = p->cold ? r->compile_pass_cpu_us : r->compile_cpu_us;
+    p->cpu = bc >= 0 && rc >= 0;
+    p->b_us = p->cpu ? bc : p->b_wall;
+    p->r_us = p->cpu ? rc : p->r_wall;
+    return p->b_wall >= 0 && p->r_wall >= 0;
+}
+
+/* A pipeline's figure as a pair of records is judged (cold, cpu). */
+static double pipe_time(const struct conf_pipeline *p, const struct conf_compile_pair *cp) {
+    return cp->cold ? (cp->cpu ? p->pass_cpu_us : p->pass_us) : (cp->cpu ? p->cpu_us : p->us);
+}
+
+/* The pipeline of r whose creation time grew most against b's of the same
+ * name (cold figures when cold); -1 when none is in both. */
+static int slowest_growth(const struct conf_result *b, const struct conf_result *r,
+                          const struct conf_compile_pair *cp, double *b_us, double *r_us) {
+    int best = -1;
+    double grow = -1e300;
+    for (int i = 0; i < r->n_pipelines; i++) {
+        const struct conf_pipeline *rp = &r->pipelines[i];
+        const double rt = pipe_time(rp, cp);
+        for (int k = 0; k < b->n_pipelines; k++) {
+            const struct conf_pipeline *bp = &b->pipelines[k];
+            const double bt = pipe_time(bp, cp);
+            if (strcmp(bp->name, rp->name) || rt < 0 || bt < 0 || rt - bt <= grow) continue;
+            grow = rt - bt;
+            best = i;
+            *b_us = bt;
+            *r_us = rt;
+        }
+    }
+    return best;
+}
+
+static void total_add(struct conf_compile_total *v, int *n, int max, const char *name,
+                      const char *backend, double b_us, double r_us,
+                      const struct conf_compile_pair *cp) {
+    for (int i = 0; i < *n; i++)
+        if (!strcmp(v[i].name, name) && !strcmp(v[i].backend, backend)) {
+            v[i].base_us += b_us;
+            v[i].run_us += r_us;
+            v[i].n++;
+            v[i].cold = v[i].cold && cp->cold;
+            v[i].cpu = v[i].cpu && cp->cpu;
+            return;
+        }
+    if (*n == max) return;
+    struct conf_compile_total *t = &v[(*n)++];
+    memset(t, 0, sizeof *t);
+    snprintf(t->name, sizeof t->name, "%s", name);
+    snprintf(t->backend, sizeof t->backend, "%s", backend);
+    t->base_us = b_us;
+    t->run_us = r_us;
+    t->n = 1;
+    t->cold = cp->cold;
+    t->cpu = cp->cpu;
+}
+
+/* The CPU-time sums of a backend's totals, beside its wall-time ones. */
+static void per_backend_cpu(struct conf_compile_total *v, int n, const char *backend,
+                            const struct conf_compile_pair *cp) {
+    for (int i = 0; i < n; i++)
+        if (!strcmp(v[i].backend, backend) && cp->cpu) {
+            v[i].base_cpu_us += cp->b_us;
+            v[i].run_cpu_us += cp->r_us;
+        }
+}
+
+static int by_growth_desc(const void *a, const void *b) {
+    const struct conf_compile_total *x = a, *y = b;
+    const double gx = x->run_us - x->base_us, gy = y->run_us - y->base_us;
+    return gx < gy ? 1 : gx > gy ? -1 : 0;
 }
 
 /* The fastest runs compared: slower by the factor and the floor, and slower
@@ -417,6 +500,40 @@ static void add(struct tlist *l, enum conf_transition_kind k, bool regression,
     vsnprintf(t->text, sizeof t->text, fmt, ap);
     va_end(ap);
     l->regressions += regression;
+}
+
+int conf_compile_summary(const struct conf_result *base, int nb, const struct conf_result *run,
+                         int nr, struct conf_compile_total *per_backend, int max_b,
+                         struct conf_compile_total *per_pipe, int max_p, int *n_pipes) {
+    int n_b = 0, n_p = 0, cap = 4096;
+    struct conf_compile_total *all = calloc((size_t)cap, sizeof *all);
+    struct rindex bx = {0};
+    *n_pipes = 0;
+    if (!all || !rindex_build(&bx, base, nb, NULL)) {
+        free(all);
+        return 0;
+    }
+    for (int i = 0; i < nr; i++) {
+        const struct conf_result *r = &run[i], *b = rindex_find(&bx, r->case_name, r->backend);
+        struct conf_compile_pair cp;
+        if (!b || !conf_compile_times(b, r, &cp)) continue;
+        total_add(per_backend, &n_b, max_b, r->backend, r->backend, cp.b_wall, cp.r_wall, &cp);
+        per_backend_cpu(per_backend, n_b, r->backend, &cp);
+        for (int k = 0; k < r->n_pipelines; k++) {
+            const double rt = pipe_time(&r->pipelines[k], &cp);
+            if (rt >= 0) total_add(all, &n_p, cap, r->pipelines[k].name, r->backend, 0, rt, &cp);
+        }
+        for (int k = 0; k < b->n_pipelines; k++) {
+            const double bt = pipe_time(&b->pipelines[k], &cp);
+            if (bt >= 0) total_add(all, &n_p, cap, b->pipelines[k].name, b->backend, bt, 0, &cp);
+        }
+    }
+    rindex_free(&bx);
+    qsort(all, (size_t)n_p, sizeof *all, by_growth_desc);
+    for (int i = 0; i < n_p && i < max_p; i++)
+        per_pipe[(*n_pipes)++] = all[i];
+    free(all);
+    return n_b;
 }
 
 static bool is_gpu_name(const char *p) {
@@ -496,6 +613,29 @@ static void compare_one(struct tlist *l, const struct conf_result *b, const stru
     }
 }
 
+/* compile time: the case's pipeline creation, cold against cold when both
+ * runs had a compile pass; the pipeline whose time grew most is named. */
+static void compare_compile(struct tlist *l, const struct conf_result *b,
+                            const struct conf_result *r, const struct conf_compare_options *o) {
+    double pb = 0, pr = 0;
+    struct conf_compile_pair cp;
+    if (!conf_compile_times(b, r, &cp) || cp.r_us < o->compile_factor * cp.b_us ||
+        cp.r_us - cp.b_us < o->compile_min_us)
+        return;
+    char slowest[160] = "", cpu[96] = "";
+    const int k = slowest_growth(b, r, &cp, &pb, &pr);
+    if (k >= 0)
+        snprintf(slowest, sizeof slowest, "; most of it %s, %.2f s -> %.2f s", r->pipelines[k].name,
+                 pb / 1e6, pr / 1e6);
+    if (cp.cpu) snprintf(cpu, sizeof cpu, " CPU (%.2f s -> %.2f s wall)", cp.b_wall / 1e6,
+                         cp.r_wall / 1e6);
+    add(l, CONF_T_COMPILE_TIME, !o->compile_time_note, r,
+        "pipeline creation %.2f s -> %.2f s%s, x%.1f; %s%s%s", cp.b_us / 1e6, cp.r_us / 1e6, cpu,
+        cp.r_us / fmax(cp.b_us, 1),
+        cp.cold ? "cold cache: the compile passes" : "in the runs themselves", slowest,
+        o->compile_time_note ? "; a note (--compile-time-note)" : "");
+}
+
 int conf_compare(const struct conf_result *base, int nb, const struct conf_result *run, int nr,
                  const struct conf_expectation *exp, int ne, const struct conf_compare_options *o,
                  struct conf_transition **out, int *n_out, char *msg, size_t msg_size) {
@@ -530,6 +670,7 @@ int conf_compare(const struct conf_result *base, int nb, const struct conf_resul
             continue;
         }
         compare_one(&l, b, &run[i], exp, ne, o);
+        compare_compile(&l, b, &run[i], o);
     }
     /* A record the baseline has and the run lacks is a regression: a run
      * that lost cases or a device must not pass (unless allow_missing). */

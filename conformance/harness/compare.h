@@ -13,6 +13,11 @@
  *   time            the fastest GPU time grew by time_factor (x1.25) and
  *                   time_min_us, past the baseline's slowest run         regression
  *                   (a note on a CPU Vulkan device such as lavapipe)
+ *   compile time    the case's pipeline creation (cold: the compile pass's
+ *                   when both runs have one, else the run's own; CPU time
+ *                   when both have it) grew by compile_factor (x2) and
+ *                   compile_min_us (250 ms)                                 regression
+ *                   (a note with compile_time_note)
  *   missing case    a (case, backend) of the baseline is not in the run      regression
  *                   (a note with allow_missing)
  *   fix, newly supported, placement to GPU, nondeterminism, new case        info
@@ -57,6 +62,7 @@ enum conf_transition_kind {
     CONF_T_PLACEMENT_TO_CPU,
     CONF_T_DRIFT,
     CONF_T_TIME,
+    CONF_T_COMPILE_TIME,
     CONF_T_FIX,
     CONF_T_NEWLY_SUPPORTED,
     CONF_T_PLACEMENT_TO_GPU,
@@ -86,6 +92,9 @@ struct conf_compare_options {
     bool allow_device_change;
     bool allow_missing; /* a baseline record missing from the run is a note, not a regression */
     bool time_on_cpu_devices; /* judge times of CPU Vulkan devices (lavapipe) too */
+    double compile_factor;    /* 2 */
+    double compile_min_us;    /* 250000: less is a busy host's noise */
+    bool compile_time_note;   /* a compile-time regression is a note */
 };
 void conf_compare_options_default(struct conf_compare_options *o);
 
@@ -96,6 +105,39 @@ bool conf_time_regressed(const struct conf_result *b, const struct conf_result *
  * time_on_cpu_devices. */
 bool conf_time_judged(const struct conf_result *b, const struct conf_result *r,
                       const struct conf_compare_options *o);
+
+/* The pipeline creation times compare judges for a pair of records: the
+ * compile pass's of both when both have one (cold), else the runs' own; the
+ * CPU time when both have it (the compiler's work: other load on the
+ * machine barely moves it), else the wall time. false when one of them has
+ * none. */
+struct conf_compile_pair {
+    double b_us, r_us;       /* judged: CPU when cpu, else wall */
+    double b_wall, r_wall;   /* wall, for the text */
+    bool cold, cpu;
+};
+bool conf_compile_times(const struct conf_result *b, const struct conf_result *r,
+                        struct conf_compile_pair *p);
+
+/* Compile time over a whole comparison, per backend and per pipeline (kernel
+ * and specialization), for the records present in both (cold figures where
+ * both runs have them): what to say when a new driver's compiler is slower
+ * overall, not in one case. */
+struct conf_compile_total {
+    char name[64]; /* backend, or pipeline */
+    char backend[32];
+    double base_us, run_us;         /* per backend: wall; per pipeline: as judged */
+    double base_cpu_us, run_cpu_us; /* per backend: CPU, where both runs have it */
+    int n;     /* records (per backend) or uses (per pipeline) */
+    bool cold; /* every figure from compile passes */
+    bool cpu;  /* every judged figure CPU time */
+};
+/* Fills per_backend (at most max_b) and the max_p pipelines whose time grew
+ * most (per_pipe, slowest growth last dropped). Returns the number of
+ * backends; *n_pipes gets the pipelines kept. */
+int conf_compile_summary(const struct conf_result *base, int nb, const struct conf_result *run,
+                         int nr, struct conf_compile_total *per_backend, int max_b,
+                         struct conf_compile_total *per_pipe, int max_p, int *n_pipes);
 
 /* Re-timing (retime.c), for `vkgrad conform --baseline`: after a run, the
  * jobs whose GPU time reads as a judged time regression against their

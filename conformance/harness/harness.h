@@ -124,6 +124,20 @@ struct conf_grad {
 
 #define CONF_MAX_RERUNS 4
 #define CONF_MAX_RETIMES 8
+#define CONF_MAX_PIPELINES 16
+/* The pipelines entry for what a case's first compute took beyond pipeline
+ * creation and its fastest later compute (compile_watch.c). */
+#define CONF_FIRST_USE_NAME "(first dispatch)"
+
+/* One pipeline a case created: its first use in the worker process, when the
+ * driver compiles it (compile_watch.c). */
+struct conf_pipeline {
+    char name[64];  /* kernel[spec;spec...], e.g. "ssm_scan_back_ssd_main4w[256;64]" */
+    double us;      /* creation time in this run (wall); < 0: not created here */
+    double cpu_us;  /* the process's CPU time meanwhile; < 0: unknown */
+    double pass_us; /* the same two in the compile pass (cmd_conform); < 0: unknown */
+    double pass_cpu_us;
+};
 
 struct conf_result {
     char case_name[CONF_NAME_MAX];
@@ -158,6 +172,20 @@ struct conf_result {
     int n_retimes;
     double retimes_us[CONF_MAX_RETIMES];
     char expectation[256]; /* "Fail: <reason>" when an expectation matched */
+    /* compile time (compile_watch.c): the wall time of the pipelines this
+     * case created, in this run (after a compile pass: the driver's shader
+     * cache is warm) and in the compile pass (the run's first process to
+     * build them: a cold cache's time when the driver's cache did not hold
+     * them). Pipelines are created on a kernel's first use in a worker, so a
+     * kernel is charged to the first case of its group that uses it. < 0:
+     * unknown (no pass, or a record older than schema 3). Each is kept as wall
+ * time (what a run waits) and as the process's CPU time meanwhile (the
+ * compiler's work, which other load on the machine barely moves). The slowest
+     * CONF_MAX_PIPELINES are listed; n_pipelines_total counts all. */
+    double compile_us, compile_cpu_us; /* wall, CPU (the compiler's work) */
+    double compile_pass_us, compile_pass_cpu_us;
+    int n_pipelines, n_pipelines_total;
+    struct conf_pipeline pipelines[CONF_MAX_PIPELINES];
 };
 /* Set status to s with message if s is worse than the current status. */
 void conf_result_raise(struct conf_result *r, enum conf_status s, const char *fmt, ...)
@@ -177,6 +205,9 @@ double conf_result_worst_usage(const struct conf_result *r);
  *   slowfirst:<case-glob>:<factor>         the same in the first run only, not
  *                                           when re-timed (a GPU that was busy
  *                                           or cold for a while)
+ *   compile:<case-glob>:<seconds>          a pipeline creation of that many
+ *                                           seconds (simulated: announced and
+ *                                           recorded as one, the time slept)
  *   crash:<case-glob>                       raise SIGSEGV inside the case
  *   hang:<case-glob>                        sleep forever inside the case
  *   lose:<case-glob>                        report VKG_STATUS_DEVICE_LOST
@@ -210,6 +241,8 @@ struct conf_options {
     bool progress;        /* progress lines on stderr */
     int time_reps;        /* extra timed computes; GPU time is the minimum */
     bool retiming;        /* a re-time run (retime.c): slowfirst faults are off */
+    double compile_timeout_s; /* per case, pipeline creation's own budget (isolated runs):
+                               * timeout_s counts execution only */
     int n_faults;
     struct conf_fault faults[8];
 };
@@ -242,6 +275,29 @@ bool conf_run_jobs(struct conf_job *jobs, int n, const struct conf_options *o,
 void conf_interrupt_install(void);
 const char *conf_interrupted(void); /* "SIGINT", "SIGTERM" or NULL */
 
+/* ---- compile time (compile_watch.c) ----------------------------------------------
+ * While a case runs, every pipeline creation of the process is added to its
+ * result (r->compile_us, r->pipelines). In a worker, each creation is also
+ * announced down the worker's pipe ("C+ <kernel>" before, "C- <us>" after),
+ * so the parent can hold pipeline creation to its own budget
+ * (compile_timeout_s) and not count it against the case's timeout. */
+void conf_compile_watch_begin(struct conf_result *r);
+void conf_compile_watch_end(void);
+/* Worker side: the pipe to announce creations on (-1: none). */
+void conf_compile_watch_pipe(int fd);
+/* The runner brackets a case's first compute ("F+", "F-"): a driver may
+ * compile at the first dispatch. */
+void conf_compile_watch_first_compute(bool begin);
+/* A pipeline creation of `seconds` that is only slept, announced and
+ * recorded like a real one (VKG_FAULT compile, for tests). */
+void conf_compile_watch_simulate(const char *kernel, double seconds);
+/* Add one pipeline created in this run (name, wall and CPU time) to r: the
+ * slowest are kept. */
+void conf_result_add_pipeline(struct conf_result *r, const char *name, double us, double cpu_us);
+/* Merge a compile pass's record of the same case and backend into r:
+ * compile_pass_us and each pipeline's pass_us (matched by name). */
+void conf_result_merge_compile_pass(struct conf_result *r, const struct conf_result *pass);
+
 /* ---- sweeps ---------------------------------------------------------------------- */
 /* The cases of a tier (0 default, 1 full) plus per-device limit rows for each
  * info. Returns the count (malloc'd *out) or -1 with msg. */
@@ -273,7 +329,8 @@ bool conf_npy_write(const char *path, const void *data, char dtype, int n_dims, 
                     char *msg, size_t msg_size);
 
 #define CONF_SCHEMA         "vkgrad-conform"
-/* 2 added gpu_time_first_us and retimes_us; records of version 1 still read */
-#define CONF_SCHEMA_VERSION 2
+/* 2 added gpu_time_first_us and retimes_us; 3 compile_us, compile_pass_us,
+ * pipelines_total and pipelines; records of versions 1 and 2 still read */
+#define CONF_SCHEMA_VERSION 3
 
 #endif

@@ -8,7 +8,11 @@
  *   - the child dies mid-job      -> job i is Crash (signal or exit status named);
  *   - a record with DeviceLost    -> the child exits (the device is unusable);
  * and in every case a fresh child resumes with the job after i, so one bad case
- * never ends the run. Records travel as the same JSON Lines the reports use,
+ * never ends the run. Pipeline creation is not execution: the child announces
+ * each one ("C+ <kernel>", "C- <us>"; compile_watch.c), the case's clock stops
+ * while it runs, and creations have their own budget per case
+ * (compile_timeout_s), so a driver with a slow compiler reads as that, not as
+ * a hang. Records travel as the same JSON Lines the reports use,
  * parsed by the same strict reader.
  *
  * The parent never creates a backend: forking a process that holds a device
@@ -84,6 +88,7 @@ static void child_main(int fd, struct conf_job *jobs, int first, int last,
     static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT, SIGALRM};
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
         signal(sigs[i], SIG_DFL);
+    conf_compile_watch_pipe(fd);
     struct vkg_backend *bk = conf_target_backend(jobs[first].t);
     char head[64];
     for (int i = first; i < last; i++) {
@@ -109,6 +114,56 @@ static double now_s(void) {
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* The parent's view of the compilation of the case a child is on: pipeline
+ * creations ("C+ <kernel>" ... "C- <us>"), and the first compute of a case
+ * ("F+" ... "F-") when a pipeline is created in it: a driver may build the
+ * machine code at the first dispatch (lavapipe does), so that compute
+ * counts as compilation as a whole. Judged on the parent's clock. */
+struct compile_clock {
+    double done_s;  /* finished compilation */
+    double since;   /* start of the compilation running now, 0 when none */
+    double f_start; /* start of the first compute, 0 when not in it */
+    bool f_compiles;
+    char kernel[80];
+};
+
+static void compile_clock_line(struct compile_clock *cc, const char *line, double t) {
+    if (!strcmp(line, "F+")) {
+        cc->f_start = t;
+        cc->f_compiles = false;
+    } else if (!strcmp(line, "F-")) {
+        if (cc->f_compiles && cc->since > 0) cc->done_s += t - cc->since;
+        if (cc->f_compiles) cc->since = 0;
+        cc->f_start = 0;
+    } else if (!strncmp(line, "C+ ", 3)) {
+        snprintf(cc->kernel, sizeof cc->kernel, "%s", line + 3);
+        if (cc->f_start > 0 && !cc->f_compiles) { /* the whole first compute compiles */
+            cc->f_compiles = true;
+            cc->since = cc->f_start;
+        } else if (cc->f_start == 0) {
+            cc->since = t;
+        }
+    } else if (!strncmp(line, "C- ", 3) && cc->since > 0 && cc->f_start == 0) {
+        cc->done_s += t - cc->since;
+        cc->since = 0;
+    }
+}
+
+static double compile_clock_spent(const struct compile_clock *cc, double t) {
+    return cc->done_s + (cc->since > 0 ? t - cc->since : 0);
+}
+
+/* Seconds left before the case is over a budget: while a creation runs, the
+ * compile budget's; else the execution budget's (time since the case began,
+ * creations not counted). */
+static double compile_clock_left(const struct compile_clock *cc, const struct conf_options *o,
+                                 double t, double started) {
+    const double spent = compile_clock_spent(cc, t);
+    const double compile_left = o->compile_timeout_s - spent;
+    const double exec_left = o->timeout_s - (t - started - spent);
+    return cc->since > 0 ? (compile_left < exec_left ? compile_left : exec_left) : exec_left;
+}
+
 /* Run jobs[first..last) in children until every job has a result. */
 static bool run_group(struct conf_job *jobs, int first, int last, const struct conf_options *o,
                       conf_progress_fn progress, void *user, int *done, int total) {
@@ -132,6 +187,7 @@ static bool run_group(struct conf_job *jobs, int first, int last, const struct c
         close(fds[1]);
         int cur = -1;             /* job the child is on */
         double started = now_s(); /* backend init counts against the first job */
+        struct compile_clock cc = {0};
         char *buf = NULL;
         size_t len = 0, cap = 0;
         bool killed = false, eof = false;
@@ -141,7 +197,7 @@ static bool run_group(struct conf_job *jobs, int first, int last, const struct c
                 killed = true;
                 break;
             }
-            double left = o->timeout_s - (now_s() - started);
+            double left = compile_clock_left(&cc, o, now_s(), started);
             if (left <= 0) {
                 kill(pid, SIGKILL);
                 killed = true;
@@ -173,9 +229,12 @@ static bool run_group(struct conf_job *jobs, int first, int last, const struct c
             while ((nl = memchr(line, '\n', len - (size_t)(line - buf)))) {
                 *nl = 0;
                 int idx;
-                if (line[0] == 'B' && sscanf(line, "B %d", &idx) == 1) {
+                if (line[0] == 'C' || line[0] == 'F') {
+                    compile_clock_line(&cc, line, now_s());
+                } else if (line[0] == 'B' && sscanf(line, "B %d", &idx) == 1) {
                     cur = idx;
                     started = now_s();
+                    memset(&cc, 0, sizeof cc);
                 } else if (line[0] == 'R' && sscanf(line, "R %d", &idx) == 1 && idx == cur) {
                     char *js = strchr(line + 2, ' ');
                     char msg[256];
@@ -207,9 +266,22 @@ static bool run_group(struct conf_job *jobs, int first, int last, const struct c
         int victim = cur >= 0 ? cur : next;
         struct conf_job *j = &jobs[victim];
         conf_result_init(j->r, j->c, j->t, o);
-        if (killed)
-            conf_result_raise(j->r, CONF_TIMEOUT, "no result within %.0f s%s; the child was killed",
-                              o->timeout_s, cur < 0 ? " (backend init)" : "");
+        if (killed) {
+            const double t = now_s();
+            j->r->compile_us = 1e6 * compile_clock_spent(&cc, t);
+            if (compile_clock_spent(&cc, t) >= o->compile_timeout_s)
+                conf_result_raise(j->r, CONF_TIMEOUT,
+                                  "pipeline creation took more than %.0f s (%s%s); the child was "
+                                  "killed",
+                                  o->compile_timeout_s, cc.since > 0 ? "still compiling " : "",
+                                  cc.since > 0 ? cc.kernel : "several pipelines");
+            else
+                conf_result_raise(j->r, CONF_TIMEOUT,
+                                  "no result within %.0f s%s (not counting %.1f s of pipeline "
+                                  "creation); the child was killed",
+                                  o->timeout_s, cur < 0 ? " (backend init)" : "",
+                                  compile_clock_spent(&cc, t));
+        }
         else if (WIFSIGNALED(wst))
             conf_result_raise(j->r, CONF_CRASH, "the child died of signal %d (%s)", WTERMSIG(wst),
                               strsignal(WTERMSIG(wst)));

@@ -60,6 +60,26 @@ char *conf_result_to_json(const struct conf_result *r) {
         json_object_array_add(rt, num(r->retimes_us[i]));
     json_object_object_add(o, "retimes_us", rt);
     json_object_object_add(o, "expectation", json_object_new_string(r->expectation));
+    json_object_object_add(o, "compile_us", r->compile_us >= 0 ? num(r->compile_us) : NULL);
+    json_object_object_add(o, "compile_cpu_us",
+                           r->compile_cpu_us >= 0 ? num(r->compile_cpu_us) : NULL);
+    json_object_object_add(o, "compile_pass_us",
+                           r->compile_pass_us >= 0 ? num(r->compile_pass_us) : NULL);
+    json_object_object_add(o, "compile_pass_cpu_us",
+                           r->compile_pass_cpu_us >= 0 ? num(r->compile_pass_cpu_us) : NULL);
+    json_object_object_add(o, "pipelines_total", json_object_new_int(r->n_pipelines_total));
+    json_object *ps = json_object_new_array();
+    for (int i = 0; i < r->n_pipelines; i++) {
+        const struct conf_pipeline *p = &r->pipelines[i];
+        json_object *po = json_object_new_object();
+        json_object_object_add(po, "name", json_object_new_string(p->name));
+        json_object_object_add(po, "us", p->us >= 0 ? num(p->us) : NULL);
+        json_object_object_add(po, "cpu_us", p->cpu_us >= 0 ? num(p->cpu_us) : NULL);
+        json_object_object_add(po, "pass_us", p->pass_us >= 0 ? num(p->pass_us) : NULL);
+        json_object_object_add(po, "pass_cpu_us", p->pass_cpu_us >= 0 ? num(p->pass_cpu_us) : NULL);
+        json_object_array_add(ps, po);
+    }
+    json_object_object_add(o, "pipelines", ps);
     json_object *gs = json_object_new_array();
     for (int i = 0; i < r->n_grads; i++) {
         const struct conf_grad *g = &r->grads[i];
@@ -136,6 +156,45 @@ static int64_t get_int(struct rd *d, const char *key) {
 static bool get_bool(struct rd *d, const char *key) {
     json_object *v = need(d, key, json_type_boolean, false);
     return v ? json_object_get_boolean(v) : false;
+}
+
+static double get_time(struct rd *d, const char *key) {
+    const double v = get_num(d, key);
+    return isnan(v) ? -1 : v;
+}
+
+/* compile_us, compile_pass_us and the pipelines (schema 3). */
+static void read_compile_time(struct rd *d, struct conf_result *r) {
+    r->compile_us = get_time(d, "compile_us");
+    r->compile_cpu_us = get_time(d, "compile_cpu_us");
+    r->compile_pass_us = get_time(d, "compile_pass_us");
+    r->compile_pass_cpu_us = get_time(d, "compile_pass_cpu_us");
+    r->n_pipelines_total = (int)get_int(d, "pipelines_total");
+    json_object *ps = need(d, "pipelines", json_type_array, false);
+    if (ps && (json_object_array_length(ps) > CONF_MAX_PIPELINES ||
+               r->n_pipelines_total < (int)json_object_array_length(ps))) {
+        snprintf(d->msg, d->msg_size, "pipelines: more than %d, or more than pipelines_total",
+                 CONF_MAX_PIPELINES);
+        d->ok = false;
+    }
+    for (size_t i = 0; d->ok && ps && i < json_object_array_length(ps); i++) {
+        json_object *po = json_object_array_get_idx(ps, i);
+        if (!json_object_is_type(po, json_type_object)) {
+            snprintf(d->msg, d->msg_size, "pipelines[%zu] is not an object", i);
+            d->ok = false;
+            break;
+        }
+        char where[48];
+        snprintf(where, sizeof where, "pipelines[%zu]: ", i);
+        struct rd pd = {po, where, d->msg, d->msg_size, true};
+        struct conf_pipeline *p = &r->pipelines[r->n_pipelines++];
+        get_str(&pd, "name", p->name, sizeof p->name);
+        p->us = get_time(&pd, "us");
+        p->cpu_us = get_time(&pd, "cpu_us");
+        p->pass_us = get_time(&pd, "pass_us");
+        p->pass_cpu_us = get_time(&pd, "pass_cpu_us");
+        d->ok = pd.ok;
+    }
 }
 
 bool conf_result_from_json(const char *line, struct conf_result *r, char *msg, size_t msg_size) {
@@ -215,6 +274,9 @@ bool conf_result_from_json(const char *line, struct conf_result *r, char *msg, s
         }
     }
     get_str(&d, "expectation", r->expectation, sizeof r->expectation);
+    r->compile_us = r->compile_pass_us = r->compile_cpu_us = r->compile_pass_cpu_us = -1;
+    if (ver >= 3 && d.ok) /* version 2 and older kept no compile time */
+        read_compile_time(&d, r);
     json_object *rr = need(&d, "reruns", json_type_array, false);
     for (size_t i = 0; rr && i < json_object_array_length(rr) && i < CONF_MAX_RERUNS; i++) {
         json_object *e = json_object_array_get_idx(rr, i);

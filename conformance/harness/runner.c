@@ -67,6 +67,7 @@ void conf_options_default(struct conf_options *o) {
     o->isolate = true;
     o->reruns = 2;
     o->time_reps = 3;
+    o->compile_timeout_s = 600;
 }
 
 /* ---- targets ---------------------------------------------------------------------- */
@@ -147,7 +148,8 @@ int conf_faults_parse(const char *spec, struct conf_fault *f, int max, char *msg
             char *end;
             x->value = strtod(fields[3], &end);
             if (*end || !isfinite(x->value)) goto bad;
-        } else if (!strcmp(x->kind, "slow") || !strcmp(x->kind, "slowfirst")) {
+        } else if (!strcmp(x->kind, "slow") || !strcmp(x->kind, "slowfirst") ||
+                   !strcmp(x->kind, "compile")) {
             if (nf != 3) goto bad;
             char *end;
             x->value = strtod(fields[2], &end);
@@ -164,8 +166,8 @@ int conf_faults_parse(const char *spec, struct conf_fault *f, int max, char *msg
     bad:
         snprintf(msg, msg_size,
                  "VKG_FAULT: malformed item '%s' (perturb:GLOB:OUTPUT:USAGE, slow:GLOB:FACTOR, "
-                 "slowfirst:GLOB:FACTOR, crash:GLOB, hang:GLOB, lose:GLOB, ftz:GLOB, jitter:GLOB; no "
-                 "field too long)",
+                 "slowfirst:GLOB:FACTOR, compile:GLOB:SECONDS, crash:GLOB, hang:GLOB, lose:GLOB, "
+                 "ftz:GLOB, jitter:GLOB; no field too long)",
                  fields[0] ? fields[0] : "");
         free(buf);
         return -1;
@@ -244,6 +246,12 @@ struct case_run {
     const struct conf_fault *pf; /* perturb fault for this case, if any */
     double time1, time2, tmax;   /* first run, fastest later run, slowest later run */
     bool is_gpu, have_time;
+    /* compile time deferred to the first dispatch: the first compute's wall
+     * and CPU time, the pipeline creation inside it, the fastest later
+     * compute's (< 0: none) */
+    double first_wall, first_cpu, first_created, first_created_cpu;
+    int first_n_created;
+    double later_wall, later_cpu;
 };
 
 void conf_result_init(struct conf_result *r, const struct conf_case *c, const struct conf_target *t,
@@ -257,9 +265,60 @@ void conf_result_init(struct conf_result *r, const struct conf_case *c, const st
     snprintf(r->vkgrad_version, sizeof r->vkgrad_version, "%s", vkg_version());
     r->seed = o->seed;
     r->gpu_time_us = r->gpu_time_max_us = r->gpu_time_first_us = -1;
+    r->compile_us = r->compile_pass_us = r->compile_cpu_us = r->compile_pass_cpu_us = -1;
     r->device_is_cpu = t->have_info && t->info.is_cpu;
     r->deterministic = true;
     r->status = CONF_PASS;
+}
+
+static double cpu_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* A later compute (not the first) of the case: the fastest is kept. */
+static enum vkg_status timed_compute(struct case_run *cr) {
+    const double w0 = now_ms(), c0 = cpu_ms();
+    const enum vkg_status st = vkg_sched_graph_compute(cr->sched, cr->b.graph);
+    const double w = now_ms() - w0, c = cpu_ms() - c0;
+    if (st == VKG_STATUS_OK && (cr->later_wall < 0 || w < cr->later_wall)) {
+        cr->later_wall = w;
+        cr->later_cpu = c;
+    }
+    return st;
+}
+
+/* The first compute, bracketed for the parent and measured: a driver may
+ * compile at the first dispatch (compile_watch.c). */
+static enum vkg_status first_compute(struct case_run *cr) {
+    struct conf_result *r = cr->r;
+    const double created = r->compile_us, created_cpu = r->compile_cpu_us;
+    const int n_created = r->n_pipelines_total;
+    conf_compile_watch_first_compute(true);
+    const double w0 = now_ms(), c0 = cpu_ms();
+    const enum vkg_status st = vkg_sched_graph_compute(cr->sched, cr->b.graph);
+    cr->first_wall = now_ms() - w0;
+    cr->first_cpu = cpu_ms() - c0;
+    conf_compile_watch_first_compute(false);
+    cr->first_created = (r->compile_us - created) / 1e3;
+    cr->first_created_cpu = r->compile_cpu_us >= 0 && created_cpu >= 0
+                                ? (r->compile_cpu_us - created_cpu) / 1e3
+                                : -1;
+    cr->first_n_created = r->n_pipelines_total - n_created;
+    return st;
+}
+
+/* What the first compute took beyond its pipeline creations and the
+ * fastest later compute, as one more pipelines entry, when it created a
+ * pipeline on a Vulkan device and a later compute ran. */
+static void record_first_use(struct case_run *cr) {
+    if (cr->first_n_created == 0 || cr->later_wall < 0 || cr->t->device < 0) return;
+    const double w = cr->first_wall - cr->first_created - cr->later_wall;
+    const double c = cr->first_created_cpu < 0
+                         ? -1
+                         : fmax(0, cr->first_cpu - cr->first_created_cpu - cr->later_cpu);
+    conf_result_add_pipeline(cr->r, CONF_FIRST_USE_NAME, 1e3 * fmax(0, w), c < 0 ? -1 : 1e3 * c);
 }
 
 /* The node(s) under test's time in the last compute (those with a time). */
@@ -313,6 +372,8 @@ static bool case_setup(struct case_run *cr, struct vkg_backend *backend) {
         return false;
     }
     cr->built = true;
+    const struct conf_fault *cf = fault_for(cr->o, "compile", cr->c->name);
+    if (cf) conf_compile_watch_simulate("simulated_compile", cf->value);
     if (fault_for(cr->o, "crash", cr->c->name)) raise(SIGSEGV);
     if (fault_for(cr->o, "hang", cr->c->name))
         for (;;)
@@ -361,7 +422,7 @@ static bool case_setup(struct case_run *cr, struct vkg_backend *backend) {
 static bool first_run(struct case_run *cr) {
     struct conf_result *r = cr->r;
     enum vkg_status st = upload(&cr->b);
-    if (st == VKG_STATUS_OK) st = vkg_sched_graph_compute(cr->sched, cr->b.graph);
+    if (st == VKG_STATUS_OK) st = first_compute(cr);
     if (st == VKG_STATUS_OK && fault_for(cr->o, "lose", cr->c->name)) {
         conf_result_raise(r, CONF_DEVICE_LOST, "compute: device lost (injected: VKG_FAULT lose)");
         return false;
@@ -469,7 +530,7 @@ static bool second_run(struct case_run *cr) {
     struct conf_result *r = cr->r;
     struct conf_built *b = &cr->b;
     enum vkg_status st = upload(b);
-    if (st == VKG_STATUS_OK) st = vkg_sched_graph_compute(cr->sched, b->graph);
+    if (st == VKG_STATUS_OK) st = timed_compute(cr);
     if (st == VKG_STATUS_OK) st = readback(b, cr->got2);
     if (st != VKG_STATUS_OK) {
         conf_result_raise(r, status_of(st), "second compute: %s: %s", vkg_status_str(st),
@@ -557,7 +618,7 @@ static bool timed_runs(struct case_run *cr) {
     struct conf_result *r = cr->r;
     for (int rep = 0; cr->have_time && rep < cr->o->time_reps; rep++) {
         enum vkg_status st = upload(&cr->b);
-        if (st == VKG_STATUS_OK) st = vkg_sched_graph_compute(cr->sched, cr->b.graph);
+        if (st == VKG_STATUS_OK) st = timed_compute(cr);
         if (st != VKG_STATUS_OK) {
             conf_result_raise(r, status_of(st), "timed compute %d: %s: %s", rep + 3,
                               vkg_status_str(st), vkg_last_error(NULL));
@@ -609,12 +670,14 @@ enum conf_status conf_run_case(const struct conf_case *c, const struct conf_targ
     cr.t = t;
     cr.o = o;
     cr.r = r;
+    cr.later_wall = cr.later_cpu = -1;
     conf_result_init(r, c, t, o);
     if (conf_canary_is_kernel(c->family->canary)) {
         run_kernel_canary(c, t, r);
         r->wall_ms = now_ms() - t0;
         return r->status;
     }
+    conf_compile_watch_begin(r);
     if (case_setup(&cr, backend) && first_run(&cr)) {
         judge_outputs(&cr);
         check_edge_values(&cr);
@@ -628,12 +691,14 @@ enum conf_status conf_run_case(const struct conf_case *c, const struct conf_targ
                 conf_result_raise(r, CONF_FAIL, "--dump: %s", msg);
         }
     }
+    record_first_use(&cr);
     for (int i = 0; i < CONF_MAX_OUTPUTS; i++) {
         free(cr.got[i]);
         free(cr.got2[i]);
     }
     vkg_sched_free(cr.sched);
     if (cr.built) conf_built_free(&cr.b);
+    conf_compile_watch_end();
     r->wall_ms = now_ms() - t0;
     return r->status;
 }

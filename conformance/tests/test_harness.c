@@ -331,7 +331,7 @@ static void json__version_1_records_still_read(void **state) {
         end += strcspn(end, ",}");
         memmove(at, end, strlen(end) + 1);
     }
-    char *ver = strstr(v1, "\"schema_version\":2");
+    char *ver = strstr(v1, "\"schema_version\":3");
     assert_non_null(ver);
     ver[strlen("\"schema_version\":")] = '1';
     struct conf_result back;
@@ -355,7 +355,7 @@ static void json__foreign_or_corrupt_records_are_refused(void **state) {
         const char *from, *to, *says;
     } edits[] = {
         {"\"schema\":\"vkgrad-conform\"", "\"schema\":\"deqp-results\"", "foreign record"},
-        {"\"schema_version\":2", "\"schema_version\":9", "not supported"},
+        {"\"schema_version\":3", "\"schema_version\":9", "not supported"},
         {"\"status\":\"Pass\"", "\"status\":\"Passed\"", "unknown status"},
         {"\"splits\":", "\"splitz\":", "missing key \"splits\""},
         {"\"case\":\"", "\"case\":7,\"x\":\"", "key \"case\" has type int"},

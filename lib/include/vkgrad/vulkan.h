@@ -162,6 +162,29 @@ enum vkg_status vkg_vulkan_pipeline_stats_capture(struct vkg_backend *backend, b
 enum vkg_status vkg_vulkan_pipeline_stats_foreach(struct vkg_backend *backend,
                                                   vkg_vulkan_pipeline_stats_fn fn, void *user);
 
+/* Compile time. A backend creates a pipeline on the first use of a kernel
+ * with a set of specialization constants, and the driver compiles the
+ * kernel then: from microseconds to minutes, paid once per process (less
+ * where the driver keeps a shader cache on disk). The observer is called on
+ * the creating thread twice per vkCreateComputePipelines of every Vulkan
+ * backend of this process: before (us < 0) and after (us: the wall time the
+ * call took, cpu_us the process's CPU time meanwhile; failed when it failed). One observer per process; set it before
+ * creating backends; NULL removes it. The pointers passed are valid during
+ * the call only. */
+struct vkg_vulkan_compile {
+    int device;            /* the <i> of Vulkan<i> */
+    const char *kernel;    /* "ssm_scan_back_ssd_main4w" (as in the pipeline statistics) */
+    const uint32_t *spec;  /* its specialization constants */
+    uint32_t n_spec;
+    double us;             /* < 0: starting; else the creation's wall time */
+    double cpu_us;         /* after: the CPU time the process spent meanwhile (all its
+                            * threads): the compiler's work, less sensitive than us
+                            * to other processes on the machine */
+    bool failed;
+};
+typedef void (*vkg_vulkan_compile_fn)(const struct vkg_vulkan_compile *c, void *user);
+void vkg_vulkan_set_compile_observer(vkg_vulkan_compile_fn fn, void *user);
+
 /* Per-dispatch GPU times. An op's node may run as several dispatches (the
  * scans: summaries, carry, main, reduce); with dispatch timing on, a compute
  * recorded while profiling (vkg_sched_set_profiling, or the backend used
