@@ -67,6 +67,7 @@ static const struct {
     [VKG_OP_ROPE_BACK] = {"ROPE_BACK", "rope_back"},
     [VKG_OP_OPT_STEP_ADAMW] = {"OPT_STEP_ADAMW", "opt_step_adamw"},
     [VKG_OP_OPT_STEP_SGD] = {"OPT_STEP_SGD", "opt_step_sgd"},
+    [VKG_OP_CLIP_GRAD] = {"CLIP_GRAD", "clip_grad"},
 };
 
 const char *vkg_op_name(int op) {

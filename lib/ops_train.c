@@ -351,3 +351,28 @@ struct vkg_tensor *vkg_opt_step_sgd(struct vkg_context *ctx, struct vkg_tensor *
     if (t) t->src[0] = a, t->src[1] = grad, t->src[2] = params;
     return t;
 }
+
+/* ---- gradient clipping ---------------------------------------------------------- */
+
+struct vkg_tensor *vkg_clip_grad(struct vkg_context *ctx, struct vkg_tensor *g,
+                                 struct vkg_tensor *sumsq, float max_norm) {
+    char ds[128];
+    const char *who = "clip_grad";
+    if (!vkg_op_check_ctx(ctx, who) || !f32(ctx, who, "g", g) || !f32(ctx, who, "sumsq", sumsq))
+        return NULL;
+    if (vkg_nelements(sumsq) != 1) {
+        vkg_error(ctx, VKG_STATUS_INVALID_ARGUMENT, "%s: sumsq %s must have one element", who,
+                  D(sumsq, ds));
+        return NULL;
+    }
+    if (!isfinite(max_norm) || max_norm <= 0.0f) {
+        vkg_error(ctx, VKG_STATUS_INVALID_ARGUMENT, "%s: max_norm=%g must be finite and > 0", who,
+                  (double)max_norm);
+        return NULL;
+    }
+    struct vkg_tensor *t = vkg_op_new(ctx, VKG_OP_CLIP_GRAD, g->ne);
+    if (!t) return NULL;
+    t->src[0] = g, t->src[1] = sumsq;
+    put_float(t, 0, max_norm);
+    return t;
+}

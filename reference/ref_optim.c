@@ -18,7 +18,14 @@
  * So |δu_a| ≤ u·(37·|u_a| + 2·α·c1·M_m/den), and a' = a·keep − u_a adds the
  * rounding of keep = 1 − α·λ (2u), of the product and of the difference:
  *   mag(a') = 4·|a| + 38·|u_a| + 2·α·c1·M_m/den.
- * SGD: mag(a') = 4·|a| + 2·|α·g|. Floor: the common denormal floor.
+ * SGD: mag(a') = 4·|a| + 2·|α·g|.
+ * CLIP_GRAD: out = g·f, f = min(1, M/(√s + 1e-6)). An fp32 f carries √
+ * (4.5 ulp), the sum with 1e-6, the division (2.5 ulp) and half of s's own
+ * relative error r_s (from its magnitude: an upstream sum of squares), and
+ * the product one rounding: mag = |g|·f·(9 + r_s/2 / u) with c = 1, K = 1
+ * (f = 1 exactly when clamped, but a kernel at the threshold may round
+ * either way, so the same bound holds there).
+ * Floor: the common denormal floor.
  */
 #include "ref_internal.h"
 
@@ -82,6 +89,23 @@ struct vkgref_bound vkgref_opt_step_sgd(const struct vkgref_array *a, const stru
     }
     free(av);
     free(am);
+    free(gv);
+    free(gm);
+    return vkgref_make_bound(1.0, 1, mag, n);
+}
+
+struct vkgref_bound vkgref_clip_grad(const struct vkgref_array *g, const struct vkgref_array *s,
+                                     double max_norm, double s_rel_err, double *out, double *mag) {
+    const int64_t n = vkgref_nelements(g);
+    const double sv = vkgref_get(s, 0, 0, 0, 0);
+    const double q = max_norm / (sqrt(sv) + 1e-6), f = q < 1.0 ? q : 1.0;
+    const double w = 9.0 + 0.5 * s_rel_err / 0x1p-24;
+    double *gv = vkgref_alloc(n), *gm = vkgref_alloc(n);
+    vkgref_load(g, gv, gm);
+    for (int64_t i = 0; i < n; i++) {
+        out[i] = gv[i] * f;
+        mag[i] = gm[i] * f * w;
+    }
     free(gv);
     free(gm);
     return vkgref_make_bound(1.0, 1, mag, n);

@@ -169,6 +169,10 @@ void vkgref_opt_step_adamw(const struct vkgref_array *a, const struct vkgref_arr
 /* params α, λ; out/mag: a'. */
 struct vkgref_bound vkgref_opt_step_sgd(const struct vkgref_array *a, const struct vkgref_array *g,
                                         const double params[2], double *out, double *mag);
+/* g · min(1, max_norm/(√s + 1e-6)), s one element with relative error at
+ * most s_rel_err (0 for an exact input); out/mag: g's shape. */
+struct vkgref_bound vkgref_clip_grad(const struct vkgref_array *g, const struct vkgref_array *s,
+                                     double max_norm, double s_rel_err, double *out, double *mag);
 
 #ifdef __cplusplus
 }

@@ -303,7 +303,7 @@ extern const struct vkg_vk_op_family vkg_vk_family_cross_entropy; /* CROSS_ENTRO
 extern const struct vkg_vk_op_family vkg_vk_family_ssm_conv;      /* SSM_CONV, SSM_CONV_BACK */
 extern const struct vkg_vk_op_family vkg_vk_family_ssm_scan;      /* SSM_SCAN, SSM_SCAN_BACK */
 extern const struct vkg_vk_op_family vkg_vk_family_rope;          /* ROPE, ROPE_BACK */
-extern const struct vkg_vk_op_family vkg_vk_family_optim; /* OPT_STEP_ADAMW, _SGD (in place) */
+extern const struct vkg_vk_op_family vkg_vk_family_optim; /* OPT_STEP_ADAMW, _SGD, CLIP_GRAD */
 /* ops/norm.c: RMS_NORM NORM and backwards; ops/softmax.c: SOFT_MAX SOFT_MAX_BACK */
 extern const struct vkg_vk_op_family vkg_vk_family_norm;
 extern const struct vkg_vk_op_family vkg_vk_family_softmax;

@@ -143,6 +143,11 @@ static const struct conf_param_spec p_adamw[] = {{"n", 7, 1, (int64_t)1 << 30, N
                                                  {NULL, 0, 0, 0, NULL}};
 static const struct conf_param_spec p_sgd[] = {{"n", 7, 1, (int64_t)1 << 30, NULL},
                                                {NULL, 0, 0, 0, NULL}};
+/* Gradient clipping: g [ne0, ne1, ne2], clip 1: Σg² = 10 (factor 0.316),
+ * 0: Σg² = 0.25 (factor 1), max_norm 1. */
+static const struct conf_param_spec p_clip[] = {{"ne0", 7, 1, BIG, NULL}, {"ne1", 5, 1, BIG, NULL},
+                                                {"ne2", 3, 1, 4096, NULL}, {"clip", 1, 0, 1, NULL},
+                                                {NULL, 0, 0, 0, NULL}};
 
 /* ---- cross-parameter checks ---------------------------------------------- */
 static bool div_check(const struct conf_case *c, const char *a, const char *b, char *msg,
@@ -253,6 +258,7 @@ SINGLE(rope, layouts, p_rope, VKG_OP_ROPE, check_rope);
 SINGLE(rope_back, layouts, p_rope, VKG_OP_ROPE_BACK, check_rope);
 SINGLE(opt_step_adamw, NULL, p_adamw, VKG_OP_OPT_STEP_ADAMW, NULL);
 SINGLE(opt_step_sgd, NULL, p_sgd, VKG_OP_OPT_STEP_SGD, NULL);
+SINGLE(clip_grad, layouts, p_clip, VKG_OP_CLIP_GRAD, NULL);
 
 SINGLE(get_rows, layouts, p_get_rows, VKG_OP_GET_ROWS, NULL);
 SINGLE(get_rows_back, layouts, p_get_rows, VKG_OP_GET_ROWS_BACK, NULL);
@@ -327,6 +333,7 @@ const struct conf_family *const conf_families[] = {&fam_add,
                                                    &fam_rope_back,
                                                    &fam_opt_step_adamw,
                                                    &fam_opt_step_sgd,
+                                                   &fam_clip_grad,
                                                    NULL};
 
 const struct conf_family *conf_family_find(const char *name) {

@@ -586,6 +586,19 @@ static bool build_single(struct builder *bl) {
                                                 o->mag));
         break;
     }
+    case VKG_OP_CLIP_GRAD: {
+        ne4(ne, conf_case_get(c, "ne0"), conf_case_get(c, "ne1"), conf_case_get(c, "ne2"), 1);
+        struct conf_input *g = input_f32(bl, "g", ne, -1, 1, false);
+        struct conf_input *sq = g ? input_f32(bl, "sumsq", (int64_t[]){1, 1, 1, 1}, 0, 1, true) : NULL;
+        if (!sq) return false;
+        const float sv = conf_case_get(c, "clip") ? 10.0f : 0.25f;
+        input_set(sq, &sv, 1);
+        node = vkg_clip_grad(ctx, g->view, sq->view, 1.0f);
+        if (!node_out(bl, node, "op")) return false;
+        if (!(o = output(bl, "g_clipped", node, 0, ne))) return false;
+        finish_output(o, vkgref_clip_grad(&g->ref, &sq->ref, 1.0, 0.0, o->ref, o->mag));
+        break;
+    }
     case VKG_OP_OPT_STEP_ADAMW:
     case VKG_OP_OPT_STEP_SGD: {
         /* updated in place: the node's value is a', and m', v' are read from

@@ -279,6 +279,42 @@ static const struct sweep_row rows[] = {
      1},
     {"soft_max_back", "contig",
      SETS("n_kv=4096.n_q=4096.n_head=1.causal=1", "n_kv=4096.n_q=512.n_head=8.causal=1"), 1},
+    /* RoPE: both modes, pass-through dims (n_dims < head_dim, odd
+     * head_dim), every layout, positions to 4096 and 65535 (the bound grows
+     * with the angle), base 500000 (Llama 3); 32 heads × 128 × 4096 tokens in
+     * the full tier */
+    {"rope", NULL,
+     SETS("head_dim=2.n_head=1.n_tok=1.n_dims=2.pos_max=1", "head_dim=8.n_head=3.n_tok=5.n_dims=8",
+          "head_dim=9.n_head=3.n_tok=7.n_dims=4.mode=neox",
+          "head_dim=64.n_head=5.n_tok=17.n_dims=32.pos_max=4096",
+          "head_dim=128.n_head=2.n_tok=9.n_dims=128.mode=neox.base=500000.pos_max=65536"),
+     0},
+    {"rope_back", NULL,
+     SETS("head_dim=2.n_head=1.n_tok=1.n_dims=2.pos_max=1", "head_dim=8.n_head=3.n_tok=5.n_dims=8",
+          "head_dim=9.n_head=3.n_tok=7.n_dims=4.mode=neox",
+          "head_dim=64.n_head=5.n_tok=17.n_dims=32.pos_max=4096",
+          "head_dim=128.n_head=2.n_tok=9.n_dims=128.mode=neox.base=500000.pos_max=65536"),
+     0},
+    {"rope", "contig",
+     SETS("head_dim=128.n_head=32.n_tok=4096.n_dims=128.pos_max=4096",
+          "head_dim=128.n_head=32.n_tok=4096.n_dims=128.mode=neox.pos_max=4096"),
+     1},
+    {"rope_back", "contig",
+     SETS("head_dim=128.n_head=32.n_tok=4096.n_dims=128.pos_max=4096",
+          "head_dim=128.n_head=32.n_tok=4096.n_dims=128.mode=neox.pos_max=4096"),
+     1},
+    /* optimizer steps (in place): odd lengths around any vector width, the
+     * bias corrections at t = 1 (1 − β2 = 10⁻³), 10 and 1000; 16 M
+     * parameters in the full tier */
+    {"opt_step_adamw", NULL, SETS("n=1.t=1", "n=7.t=1", "n=1000.t=10", "n=4099.t=1000", "n=65537.t=2"),
+     0},
+    {"opt_step_sgd", NULL, SETS("n=1", "n=7", "n=4099", "n=65537"), 0},
+    {"opt_step_adamw", NULL, SETS("n=16777216.t=100"), 1},
+    {"opt_step_sgd", NULL, SETS("n=16777216"), 1},
+    /* gradient clipping's scaling: clipped and not, every layout */
+    {"clip_grad", NULL, SETS("ne0=1.ne1=1.ne2=1.clip=1", "ne0=7.ne1=5.ne2=3.clip=1",
+                             "ne0=7.ne1=5.ne2=3.clip=0", "ne0=129.ne1=33.ne2=2.clip=1"),
+     0},
     /* training graphs: a small one each, and the demo's shapes */
     {"train_dense", NULL, SETS("n_in=9.n_out=5.batch=3", "n_in=512.n_out=256.batch=64"), 0},
     {"train_xent", NULL, SETS("nc=10.rows=6", "nc=256.rows=512"), 0},

@@ -13,7 +13,8 @@
  *   - the whole sequence against a float64 run of the same three steps.
  * On the CPU and on every Vulkan device (skipped without one). The
  * scheduler's refusals are checked too: a node that reads w after the step
- * other than through the step's node, and two steps on one tensor.
+ * other than through the step's node, and two steps on one tensor. And
+ * vkg_clip_grad_norm: the gradients it leaves in the graph.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -296,6 +297,102 @@ static void sched__two_steps_on_one_tensor_refused(void **state) {
     vkg_free(ctx);
 }
 
+/* vkg_clip_grad_norm on two parameters: every gradient vkg_graph_get_grad
+ * returns afterwards is the float64 gradient times min(1, M/‖g‖), within
+ * the gradients' own bound (four roundings) and the clipping's (ref_optim.c)
+ * with Σg²'s error carried into the factor. */
+static void clip_grad_norm(int device) {
+    enum { NU = 5 };
+    struct vkg_context *ctx = vkg_init(16u << 20);
+    vkg_set_no_alloc(ctx, true);
+    struct vkg_tensor *w = vkg_new_tensor_1d(ctx, VKG_TYPE_F32, N);
+    struct vkg_tensor *x = vkg_new_tensor_1d(ctx, VKG_TYPE_F32, N);
+    struct vkg_tensor *t = vkg_new_tensor_1d(ctx, VKG_TYPE_F32, N);
+    struct vkg_tensor *u = vkg_new_tensor_1d(ctx, VKG_TYPE_F32, NU);
+    struct vkg_tensor *t2 = vkg_new_tensor_1d(ctx, VKG_TYPE_F32, NU);
+    vkg_set_param(w);
+    vkg_set_param(u);
+    struct vkg_tensor *loss =
+        vkg_add(ctx, vkg_sum(ctx, vkg_sqr(ctx, vkg_sub(ctx, vkg_mul(ctx, w, x), t))),
+                vkg_sum(ctx, vkg_sqr(ctx, vkg_sub(ctx, u, t2))));
+    vkg_set_loss(loss);
+    struct vkg_graph *graph = vkg_graph_new(ctx, 256);
+    assert_int_equal(vkg_build_forward_expand(graph, loss), VKG_STATUS_OK);
+    assert_null(vkg_clip_grad_norm(ctx, graph, 0.5f)); /* before the backward: refused */
+    assert_int_equal(vkg_build_backward_expand(ctx, graph), VKG_STATUS_OK);
+    assert_null(vkg_clip_grad_norm(ctx, graph, -1.0f));
+    struct vkg_tensor *dw0 = vkg_graph_get_grad(graph, w);
+    struct vkg_tensor *s = vkg_clip_grad_norm(ctx, graph, 0.5f);
+    assert_non_null(s);
+    vkg_set_output(s);
+    struct vkg_tensor *dw = vkg_graph_get_grad(graph, w), *du = vkg_graph_get_grad(graph, u);
+    assert_true(dw != dw0 && dw->op == VKG_OP_CLIP_GRAD && du->op == VKG_OP_CLIP_GRAD);
+    vkg_set_output(dw);
+    vkg_set_output(du);
+    struct vkg_backend *gpu = device >= 0 ? vkg_backend_vulkan_init(device) : NULL;
+    struct vkg_sched *sched = vkg_sched_new(gpu ? &gpu : NULL, gpu ? 1 : 0);
+    if (vkg_sched_alloc_graph(sched, graph)) fail_msg("alloc: %s", vkg_last_error(NULL));
+    if (gpu) assert_ptr_equal(vkg_sched_get_tensor_backend(sched, dw), gpu);
+    float hw[N], hx[N], ht[N], hu[NU], ht2[NU], gw[N], gu[NU], hs;
+    for (int i = 0; i < N; i++)
+        hw[i] = 0.5f * sinf(1.0f + (float)i), hx[i] = 1.0f + 0.25f * cosf(0.7f * (float)i),
+        ht[i] = 0.3f * cosf(2.0f * (float)i);
+    for (int i = 0; i < NU; i++)
+        hu[i] = 0.1f * (float)i, ht2[i] = -0.2f * (float)i;
+    vkg_backend_tensor_set(w, hw, 0, sizeof hw);
+    vkg_backend_tensor_set(x, hx, 0, sizeof hx);
+    vkg_backend_tensor_set(t, ht, 0, sizeof ht);
+    vkg_backend_tensor_set(u, hu, 0, sizeof hu);
+    vkg_backend_tensor_set(t2, ht2, 0, sizeof ht2);
+    assert_int_equal(vkg_graph_reset(graph), VKG_STATUS_OK);
+    if (vkg_sched_graph_compute(sched, graph)) fail_msg("%s", vkg_last_error(NULL));
+    vkg_backend_tensor_get(dw, gw, 0, sizeof gw);
+    vkg_backend_tensor_get(du, gu, 0, sizeof gu);
+    vkg_backend_tensor_get(s, &hs, 0, sizeof hs);
+    double g64[N + NU], gmag[N + NU], ss = 0.0;
+    for (int i = 0; i < N; i++) {
+        g64[i] = 2.0 * hx[i] * ((double)hw[i] * hx[i] - ht[i]);
+        gmag[i] = 2.0 * fabs((double)hx[i]) * (fabs((double)hw[i] * hx[i]) + fabs((double)ht[i]));
+    }
+    for (int i = 0; i < NU; i++) {
+        g64[N + i] = 2.0 * ((double)hu[i] - ht2[i]);
+        gmag[N + i] = 2.0 * (fabs((double)hu[i]) + fabs((double)ht2[i]));
+    }
+    for (int i = 0; i < N + NU; i++)
+        ss += g64[i] * g64[i];
+    const double f = fmin(1.0, 0.5 / (sqrt(ss) + 1e-6));
+    assert_true(f < 0.5); /* the case clips */
+    const double u32 = 0x1p-24, rel_s = vkgref_gamma(N + NU) + 2.0 * vkgref_gamma(4) + u32;
+    if (fabs(hs - ss) > rel_s * ss) fail_msg("Σg² = %.9g, expected %.9g", (double)hs, ss);
+    double ref[N + NU], tol[N + NU];
+    for (int i = 0; i < N + NU; i++) {
+        ref[i] = g64[i] * f;
+        tol[i] = f * (vkgref_gamma(4) * gmag[i] + fabs(g64[i]) * (9.0 * u32 + 0.5 * rel_s)) + 1e-30;
+    }
+    check("clipped dw", 1, gw, ref, tol);
+    struct vkgref_metrics mt;
+    vkgref_metrics_compute(gu, ref + N, tol + N, NU, &mt);
+    if (!vkgref_metrics_pass(&mt))
+        fail_msg("clipped du[%lld] got %.9g, expected %.9g", (long long)mt.worst_index,
+                 mt.worst_got, mt.worst_ref);
+    vkg_sched_free(sched);
+    vkg_backend_free(gpu);
+    vkg_graph_free(graph);
+    vkg_free(ctx);
+}
+
+static void clip_grad_norm__scales_every_gradient_cpu(void **state) {
+    (void)state;
+    clip_grad_norm(-1);
+}
+
+static void clip_grad_norm__scales_every_gradient_vulkan(void **state) {
+    (void)state;
+    if (n_devices() == 0) skip();
+    for (int d = 0; d < n_devices(); d++)
+        clip_grad_norm(d);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(adamw__three_steps_cpu),
@@ -305,6 +402,8 @@ int main(void) {
         cmocka_unit_test(sched__read_after_step_refused),
         cmocka_unit_test(sched__read_through_step_sees_update),
         cmocka_unit_test(sched__two_steps_on_one_tensor_refused),
+        cmocka_unit_test(clip_grad_norm__scales_every_gradient_cpu),
+        cmocka_unit_test(clip_grad_norm__scales_every_gradient_vulkan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -168,6 +168,7 @@ static enum vkg_status run_node(struct vkg_cpu_pool *pool, int n_threads, struct
         return vkg_cpu_op_rope(&ex, node);
     case VKG_OP_OPT_STEP_ADAMW:
     case VKG_OP_OPT_STEP_SGD:
+    case VKG_OP_CLIP_GRAD:
         return vkg_cpu_op_optim(&ex, node);
     case VKG_OP_GET_ROWS:
     case VKG_OP_GET_ROWS_BACK:

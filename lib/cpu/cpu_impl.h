@@ -87,7 +87,7 @@ enum vkg_status vkg_cpu_op_get_rows(const struct vkg_cpu_exec *ex, struct vkg_te
 enum vkg_status vkg_cpu_op_activation(const struct vkg_cpu_exec *ex, struct vkg_tensor *node);
 /* ops_rope.c: ROPE, ROPE_BACK. */
 enum vkg_status vkg_cpu_op_rope(const struct vkg_cpu_exec *ex, struct vkg_tensor *node);
-/* ops_optim.c: OPT_STEP_ADAMW, OPT_STEP_SGD (in place on a, m, v). */
+/* ops_optim.c: OPT_STEP_ADAMW, OPT_STEP_SGD (in place on a, m, v), CLIP_GRAD. */
 enum vkg_status vkg_cpu_op_optim(const struct vkg_cpu_exec *ex, struct vkg_tensor *node);
 /* Cap (bytes) on the scan backward's per-item partials in flight, which sets
  * how many work items run per wave; bytes <= 0 restores the default (64 MiB).

@@ -1,8 +1,8 @@
-/* vulkan/ops/optim.c — OPT_STEP_ADAMW and OPT_STEP_SGD on Vulkan, in place
- * (lib/ops_train.md "Optimizer steps").
+/* vulkan/ops/optim.c — OPT_STEP_ADAMW and OPT_STEP_SGD on Vulkan, in place,
+ * and CLIP_GRAD (lib/ops_train.md "Optimizer steps", "Gradient clipping").
  *
  * Kernels: adamw.comp and sgd.comp, one pass over contiguous arrays, per_inv
- * parameters per invocation. The node is a view of the parameter a (its
+ * parameters per invocation; clip.comp, the same over a strided gradient. The node is a view of the parameter a (its
  * storage), so the kernel binds the node for a and writes a, m and v where
  * it read them; the backend counts m and v as written too (vkg_op_writes_src)
  * when it decides barriers. The step's parameters are read by the shader
@@ -17,6 +17,7 @@
 #include "optim/optim_layout.h"
 #include "vk_backend.h"
 #include "vkg_vk_spv_adamw.spv.h"
+#include "vkg_vk_spv_clip.spv.h"
 #include "vkg_vk_spv_sgd.spv.h"
 
 struct vkg_optim_push {
@@ -25,6 +26,11 @@ struct vkg_optim_push {
 static const struct vkg_vk_kernel k_adamw =
     VKG_VK_KERNEL(vkg_vk_spv_adamw, 5, struct vkg_optim_push);
 static const struct vkg_vk_kernel k_sgd = VKG_VK_KERNEL(vkg_vk_spv_sgd, 3, struct vkg_optim_push);
+struct vkg_optim_clip_push {
+    VKG_OPTIM_CLIP_PUSH
+};
+static const struct vkg_vk_kernel k_clip =
+    VKG_VK_KERNEL(vkg_vk_spv_clip, 3, struct vkg_optim_clip_push);
 
 bool vkg_vk_optim_plan_make(uint64_t n, const struct vkg_vk_limits *lim,
                             const struct vkg_vk_optim_tuning *t, struct vkg_vk_optim_plan *plan,
@@ -67,6 +73,23 @@ static enum vkg_status optim_encode(struct vkg_vk_encoder *enc, const struct vkg
     if (!vkg_vk_optim_plan_make((uint64_t)vkg_nelements(node), &dev->limits, &dev->tuning.optim,
                                 &plan, why, sizeof why))
         return vkg_error(NULL, VKG_STATUS_BACKEND_ERROR, "%s", why);
+    uint32_t gx, gy;
+    vkg_vk_grid(enc, plan.n_groups, &gx, &gy);
+    const uint32_t spec[2] = {[VKG_OPTIM_SPEC_WG] = plan.wg, [VKG_OPTIM_SPEC_PER_INV] = plan.per_inv};
+    if (node->op == VKG_OP_CLIP_GRAD) {
+        const struct vkg_tensor *g = node->src[0], *s = node->src[1];
+        struct vkg_optim_clip_push c = {.n = (uint32_t)plan.n,
+                                        .g_off = vkg_vk_elem_offset(enc, g),
+                                        .s_off = vkg_vk_elem_offset(enc, s),
+                                        .d_off = vkg_vk_elem_offset(enc, node)};
+        memcpy(&c.max_norm, &node->op_params[0], sizeof c.max_norm);
+        for (int i = 0; i < 4; i++) {
+            c.ne[i] = (uint32_t)g->ne[i];
+            c.g_nb[i] = vkg_vk_elem_stride(g->nb[i]);
+        }
+        const struct vkg_tensor *t[3] = {g, s, node};
+        return vkg_vk_dispatch(enc, &k_clip, spec, 2, t, 3, &c, gx, gy, 1);
+    }
     const bool adamw = node->op == VKG_OP_OPT_STEP_ADAMW;
     const struct vkg_tensor *params = node->src[adamw ? 4 : 2];
     struct vkg_optim_push p = {
@@ -77,9 +100,6 @@ static enum vkg_status optim_encode(struct vkg_vk_encoder *enc, const struct vkg
         .v_off = adamw ? vkg_vk_elem_offset(enc, node->src[3]) : 0,
         .p_off = vkg_vk_elem_offset(enc, params),
     };
-    const uint32_t spec[2] = {[VKG_OPTIM_SPEC_WG] = plan.wg, [VKG_OPTIM_SPEC_PER_INV] = plan.per_inv};
-    uint32_t gx, gy;
-    vkg_vk_grid(enc, plan.n_groups, &gx, &gy);
     if (adamw) {
         const struct vkg_tensor *t[5] = {node, node->src[1], node->src[2], node->src[3], params};
         return vkg_vk_dispatch(enc, &k_adamw, spec, 2, t, 5, &p, gx, gy, 1);
@@ -90,7 +110,7 @@ static enum vkg_status optim_encode(struct vkg_vk_encoder *enc, const struct vkg
 
 const struct vkg_vk_op_family vkg_vk_family_optim = {
     .name = "optim",
-    .ops = {VKG_OP_OPT_STEP_ADAMW, VKG_OP_OPT_STEP_SGD, 0},
+    .ops = {VKG_OP_OPT_STEP_ADAMW, VKG_OP_OPT_STEP_SGD, VKG_OP_CLIP_GRAD, 0},
     .supports = optim_supports,
     .encode = optim_encode,
 };

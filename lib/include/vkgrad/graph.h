@@ -55,6 +55,18 @@ enum vkg_status vkg_build_backward_expand(struct vkg_context *ctx, struct vkg_gr
 /* dL/dt, or NULL when t is not a parameter reached by the loss (or the
  * backward graph has not been built). */
 struct vkg_tensor *vkg_graph_get_grad(const struct vkg_graph *graph, const struct vkg_tensor *t);
+/* Gradient clipping by global norm, in the graph: after
+ * vkg_build_backward_expand, every parameter gradient g_p is replaced (what
+ * vkg_graph_get_grad returns from then on) by g_p · min(1, max_norm /
+ * (‖g‖ + 1e-6)), ‖g‖ = √(Σ_p Σ g_p²), and the new nodes are appended. The
+ * norm is composed from SQR, SUM and ADD (parameters in leaf order), the
+ * scaling is CLIP_GRAD (ops.h). Build the optimizer steps from
+ * vkg_graph_get_grad afterwards. Returns the Σ g² node (its square root is
+ * the norm before clipping; mark it an output to read it), or NULL with the
+ * reason in vkg_last_error(ctx): no backward graph, no parameter gradient,
+ * max_norm not finite and > 0, or the graph full. */
+struct vkg_tensor *vkg_clip_grad_norm(struct vkg_context *ctx, struct vkg_graph *graph,
+                                      float max_norm);
 /* Set the loss gradient to 1. Needs allocated storage. With seeded outputs
  * only, there is nothing to set (the seeds are the caller's inputs): OK. */
 enum vkg_status vkg_graph_reset(struct vkg_graph *graph);

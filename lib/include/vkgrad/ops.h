@@ -77,6 +77,8 @@ enum vkg_op {
     /* optimizer steps: update their parameter and moments in place */
     VKG_OP_OPT_STEP_ADAMW,
     VKG_OP_OPT_STEP_SGD,
+    /* gradient clipping: g · min(1, max_norm / (√s + 1e-6)); op_params[0] = float bits of max_norm */
+    VKG_OP_CLIP_GRAD,
     VKG_OP_COUNT
 };
 
@@ -283,6 +285,14 @@ struct vkg_tensor *vkg_opt_step_adamw(struct vkg_context *ctx, struct vkg_tensor
                                       struct vkg_tensor *v, struct vkg_tensor *params);
 struct vkg_tensor *vkg_opt_step_sgd(struct vkg_context *ctx, struct vkg_tensor *a,
                                     struct vkg_tensor *grad, struct vkg_tensor *params);
+
+/* Gradient clipping by global norm, the scaling half: g (any F32 view) times
+ * min(1, max_norm / (√sumsq + 1e-6)), where sumsq is a 1-element F32 tensor
+ * holding Σ g² over every gradient (vkg_clip_grad_norm in graph.h composes
+ * it from SQR, SUM and ADD and applies this to each parameter's gradient).
+ * max_norm finite and > 0. Result contiguous, g's shape; no gradient. */
+struct vkg_tensor *vkg_clip_grad(struct vkg_context *ctx, struct vkg_tensor *g,
+                                 struct vkg_tensor *sumsq, float max_norm);
 
 /* Shape facts of a scan, derived from its inputs (shared by kernels and harness). */
 struct vkg_scan_dims {
