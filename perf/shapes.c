@@ -76,6 +76,18 @@ static bool is_train_op(enum vkg_perf_op op) {
     return op >= VKG_PERF_RMS_NORM && op <= VKG_PERF_SOFT_MAX_BACK;
 }
 
+struct vkg_perf_shape vkg_perf_rope(int64_t head_dim, int64_t n_head, int64_t n_tok, bool back) {
+    return (struct vkg_perf_shape){.op = back ? VKG_PERF_ROPE_BACK : VKG_PERF_ROPE,
+                                   .head_dim = head_dim,
+                                   .n_head = n_head,
+                                   .n_tok = n_tok};
+}
+
+struct vkg_perf_shape vkg_perf_opt(int64_t n_params, bool adamw) {
+    return (struct vkg_perf_shape){.op = adamw ? VKG_PERF_ADAMW : VKG_PERF_SGD,
+                                   .n_params = n_params};
+}
+
 int vkg_perf_shape_vkg_op(const struct vkg_perf_shape *s) {
     if (is_train_op(s->op)) return train_ops[s->op - VKG_PERF_RMS_NORM];
     switch (s->op) {
@@ -88,6 +100,14 @@ int vkg_perf_shape_vkg_op(const struct vkg_perf_shape *s) {
         return VKG_OP_SSM_CONV_BACK;
     case VKG_PERF_SCAN_BACK:
         return VKG_OP_SSM_SCAN_BACK;
+    case VKG_PERF_ROPE:
+        return VKG_OP_ROPE;
+    case VKG_PERF_ROPE_BACK:
+        return VKG_OP_ROPE_BACK;
+    case VKG_PERF_ADAMW:
+        return VKG_OP_OPT_STEP_ADAMW;
+    case VKG_PERF_SGD:
+        return VKG_OP_OPT_STEP_SGD;
     default:
         return VKG_OP_NONE;
     }
@@ -104,6 +124,14 @@ const char *vkg_perf_op_name(enum vkg_perf_op op) {
         return "SSM_CONV_BACK";
     case VKG_PERF_SCAN_BACK:
         return "SSM_SCAN_BACK";
+    case VKG_PERF_ROPE:
+        return "ROPE";
+    case VKG_PERF_ROPE_BACK:
+        return "ROPE_BACK";
+    case VKG_PERF_ADAMW:
+        return "OPT_STEP_ADAMW";
+    case VKG_PERF_SGD:
+        return "OPT_STEP_SGD";
     default:
         return is_train_op(op) ? vkg_op_name(train_ops[op - VKG_PERF_RMS_NORM]) : "?";
     }
@@ -113,7 +141,8 @@ const char *vkg_perf_op_key(enum vkg_perf_op op) {
     static const char *const keys[VKG_PERF_N_OPS] = {
         "out_prod",      "out_prod_t", "cross_entropy_loss_back", "ssm_conv_back",
         "ssm_scan_back", "rms_norm",   "rms_norm_back",           "norm",
-        "norm_back",     "soft_max",   "soft_max_back"};
+        "norm_back",     "soft_max",   "soft_max_back", "rope",
+        "rope_back",     "opt_step_adamw", "opt_step_sgd"};
     return (unsigned)op < VKG_PERF_N_OPS ? keys[op] : "?";
 }
 
@@ -132,6 +161,9 @@ const char *vkg_perf_shape_variant(const struct vkg_perf_shape *s) {
     case VKG_PERF_SOFT_MAX:
     case VKG_PERF_SOFT_MAX_BACK:
         return "causal";
+    case VKG_PERF_ROPE:
+    case VKG_PERF_ROPE_BACK:
+        return "normal";
     default:
         return "";
     }
@@ -168,6 +200,9 @@ static const struct shape_key keys_scan1[] = {KEY(d_state, false),
 static const struct shape_key keys_norm[] = {KEY(n_embd, false), KEY(n_rows, false), {0}};
 static const struct shape_key keys_softmax[] = {
     KEY(n_kv, false), KEY(n_q, false), KEY(n_head, false), {0}};
+static const struct shape_key keys_rope[] = {
+    KEY(head_dim, false), KEY(n_head, false), KEY(n_tok, false), {0}};
+static const struct shape_key keys_opt[] = {KEY(n_params, false), {0}};
 #undef KEY
 #undef KEY_AT
 
@@ -185,6 +220,12 @@ static const struct shape_key *shape_keys(const struct vkg_perf_shape *s) {
     case VKG_PERF_SOFT_MAX:
     case VKG_PERF_SOFT_MAX_BACK:
         return keys_softmax;
+    case VKG_PERF_ROPE:
+    case VKG_PERF_ROPE_BACK:
+        return keys_rope;
+    case VKG_PERF_ADAMW:
+    case VKG_PERF_SGD:
+        return keys_opt;
     default:
         return is_train_op(s->op) ? keys_norm : NULL;
     }
@@ -346,7 +387,11 @@ static double softmax_live(const struct vkg_perf_shape *s) {
  *   RMS_NORM, NORM: x read, y written                        8·n_embd·n_rows
  *   their backwards: g and x read, d_x written               12·n_embd·n_rows
  *   SOFT_MAX (causal): live keys read, every key written     4·(live + n_kv·n_q·n_head)
- *   SOFT_MAX_BACK (causal): g and y at live keys, d written  4·(2·live + n_kv·n_q·n_head) */
+ *   SOFT_MAX_BACK (causal): g and y at live keys, d written  4·(2·live + n_kv·n_q·n_head)
+ *   ROPE(_BACK): x (or g) read, the result written, positions read
+ *                                                              8·|x| + 4·n_tok
+ *   ADAMW:     a g m v read, a m v written, 6 params read     28·n + 24
+ *   SGD:       a g read, a written, 2 params read             12·n + 8 */
 double vkg_perf_bytes(const struct vkg_perf_shape *s) {
     switch (s->op) {
     case VKG_PERF_OUT_PROD:
@@ -376,6 +421,13 @@ double vkg_perf_bytes(const struct vkg_perf_shape *s) {
         const double all = (double)s->n_kv * s->n_q * s->n_head;
         return 4.0 * ((s->op == VKG_PERF_SOFT_MAX ? 1 : 2) * softmax_live(s) + all);
     }
+    case VKG_PERF_ROPE:
+    case VKG_PERF_ROPE_BACK:
+        return 8.0 * (double)s->head_dim * s->n_head * s->n_tok + 4.0 * (double)s->n_tok;
+    case VKG_PERF_ADAMW:
+        return 28.0 * (double)s->n_params + 24.0;
+    case VKG_PERF_SGD:
+        return 12.0 * (double)s->n_params + 8.0;
     default:
         return 0;
     }
@@ -399,6 +451,11 @@ double vkg_perf_bytes(const struct vkg_perf_shape *s) {
  *              r·((g − ḡ) − (x − μ)·k) (4)                     11 per element
  *   SOFT_MAX:  ·scale, max, − max, exp, Σ, ÷                   6 per live key
  *   SOFT_MAX_BACK: Σg⊙y (2), g − dot, ·y, ·scale               5 per live key
+ *   ROPE(_BACK): per pair the angle (exp2, ·pos), sin, cos and the rotation
+ *              (4 multiplies, 2 adds)                          5·|x|
+ *   ADAMW:     per parameter m (3), v (4), ·c2 √ +ε (3), m·c1 ÷ ·α (3),
+ *              a·keep − (2)                                    15·n
+ *   SGD:       a·keep, α·g, the difference                     3·n
  * Per-row and per-token terms (softplus, sigmoid) are lower order and left out. */
 double vkg_perf_flops(const struct vkg_perf_shape *s) {
     switch (s->op) {
@@ -425,6 +482,13 @@ double vkg_perf_flops(const struct vkg_perf_shape *s) {
         return 6.0 * softmax_live(s);
     case VKG_PERF_SOFT_MAX_BACK:
         return 5.0 * softmax_live(s);
+    case VKG_PERF_ROPE:
+    case VKG_PERF_ROPE_BACK:
+        return 5.0 * (double)s->head_dim * s->n_head * s->n_tok;
+    case VKG_PERF_ADAMW:
+        return 15.0 * (double)s->n_params;
+    case VKG_PERF_SGD:
+        return 3.0 * (double)s->n_params;
     default:
         return 0;
     }
@@ -471,6 +535,16 @@ void *vkg_perf_leaf_data(const struct vkg_perf_leaf *leaf, uint64_t seed, int sl
             v[r * row + (int64_t)(splitmix64(&state) % (uint64_t)row)] = 1.0f;
         break;
     }
+    case VKG_PERF_ADAMW_PARAMS: {
+        static const float p[6] = {1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f, 10.0f};
+        for (int64_t i = 0; i < n && i < 6; i++)
+            v[i] = p[i];
+        break;
+    }
+    case VKG_PERF_SGD_PARAMS:
+        v[0] = 1e-3f;
+        if (n > 1) v[1] = 0.01f;
+        break;
     default:
         break; /* ZERO: calloc */
     }
@@ -619,6 +693,41 @@ bool vkg_perf_build_node(struct vkg_context *ctx, const struct vkg_perf_shape *s
     case VKG_PERF_SOFT_MAX_BACK:
         node = build_train_op(ctx, s, out);
         break;
+    case VKG_PERF_ROPE:
+    case VKG_PERF_ROPE_BACK: {
+        struct vkg_tensor *x = leaf(
+            out, vkg_new_tensor_3d(ctx, F32, s->head_dim, s->n_head, s->n_tok),
+            s->op == VKG_PERF_ROPE ? "x" : "g", VKG_PERF_UNIFORM, -1, 1);
+        struct vkg_tensor *pos = leaf(out, vkg_new_tensor_1d(ctx, VKG_TYPE_I32, s->n_tok), "pos",
+                                      VKG_PERF_IDS, (float)s->n_tok, 0);
+        if (x && pos)
+            node = s->op == VKG_PERF_ROPE
+                       ? vkg_rope(ctx, x, pos, (int)s->head_dim, VKG_ROPE_NORMAL, 10000.0f)
+                       : vkg_rope_back(ctx, x, pos, (int)s->head_dim, VKG_ROPE_NORMAL, 10000.0f);
+        break;
+    }
+    case VKG_PERF_ADAMW:
+    case VKG_PERF_SGD: {
+        /* the step updates a (and m, v) in place on every compute; α is small
+         * enough that the values stay finite over any number of repetitions */
+        const bool adamw = s->op == VKG_PERF_ADAMW;
+        struct vkg_tensor *a = leaf(out, vkg_new_tensor_1d(ctx, F32, s->n_params), "a",
+                                    VKG_PERF_UNIFORM, -1, 1);
+        struct vkg_tensor *g = leaf(out, vkg_new_tensor_1d(ctx, F32, s->n_params), "grad",
+                                    VKG_PERF_UNIFORM, -1, 1);
+        struct vkg_tensor *m = adamw ? leaf(out, vkg_new_tensor_1d(ctx, F32, s->n_params), "m",
+                                            VKG_PERF_UNIFORM, -0.1f, 0.1f)
+                                     : NULL;
+        struct vkg_tensor *v = adamw ? leaf(out, vkg_new_tensor_1d(ctx, F32, s->n_params), "v",
+                                            VKG_PERF_UNIFORM, 0, 1)
+                                     : NULL;
+        struct vkg_tensor *p =
+            leaf(out, vkg_new_tensor_1d(ctx, F32, adamw ? 6 : 2), "params",
+                 adamw ? VKG_PERF_ADAMW_PARAMS : VKG_PERF_SGD_PARAMS, 0, 0);
+        if (a && g && p && (!adamw || (m && v)))
+            node = adamw ? vkg_opt_step_adamw(ctx, a, g, m, v, p) : vkg_opt_step_sgd(ctx, a, g, p);
+        break;
+    }
     default:
         vkg_error(ctx, VKG_STATUS_INVALID_ARGUMENT, "perf: unknown op %d", (int)s->op);
     }

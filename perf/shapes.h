@@ -38,6 +38,10 @@ enum vkg_perf_op {
     VKG_PERF_NORM_BACK,
     VKG_PERF_SOFT_MAX,      /* causal, no mask, scale 1/√128 */
     VKG_PERF_SOFT_MAX_BACK, /* causal */
+    VKG_PERF_ROPE,       /* ROPE, normal mode, every dim rotated, positions 0.. */
+    VKG_PERF_ROPE_BACK,  /* ROPE_BACK, the same */
+    VKG_PERF_ADAMW,      /* OPT_STEP_ADAMW in place */
+    VKG_PERF_SGD,        /* OPT_STEP_SGD in place */
     VKG_PERF_N_OPS
 };
 
@@ -56,6 +60,8 @@ struct vkg_perf_shape {
     int64_t n_embd;
     /* SOFT_MAX, SOFT_MAX_BACK: keys and queries per head (n_head heads). */
     int64_t n_kv, n_q;
+    /* ROPE: head_dim, n_head and n_tok above. Optimizer steps: parameters. */
+    int64_t n_params;
 };
 
 /* Shape constructors (the remaining fields zero). */
@@ -69,9 +75,12 @@ struct vkg_perf_shape vkg_perf_scan1(int64_t d_state, int64_t d_inner, int64_t n
 /* op one of VKG_PERF_RMS_NORM, _RMS_NORM_BACK, _NORM, _NORM_BACK. */
 struct vkg_perf_shape vkg_perf_norm(enum vkg_perf_op op, int64_t n_embd, int64_t n_rows);
 struct vkg_perf_shape vkg_perf_softmax(bool back, int64_t n_kv, int64_t n_q, int64_t n_head);
+struct vkg_perf_shape vkg_perf_rope(int64_t head_dim, int64_t n_head, int64_t n_tok, bool back);
+struct vkg_perf_shape vkg_perf_opt(int64_t n_params, bool adamw);
 
 /* Parse "OP:KEY=V.KEY=V..." (vkgrad perf --at): OP one of out_prod,
- * out_prod_t, cross_entropy_loss_back, ssm_conv_back, ssm_scan_back; the keys
+ * out_prod_t, cross_entropy_loss_back, ssm_conv_back, ssm_scan_back, rope,
+ * rope_back, opt_step_adamw, opt_step_sgd; the keys
  * and their order as vkg_perf_shape_str writes them, n_seqs and n_group
  * optional (1); ssm_scan_back is Mamba-1 when it names d_inner. Every value
  * an integer from 1 to 2^31 - 1. Returns false with the reason in err. */
@@ -98,6 +107,8 @@ enum vkg_perf_dist {
     VKG_PERF_ONE_HOT, /* per row of ne[0] elements one random 1, the rest 0 */
     VKG_PERF_ZERO,
     VKG_PERF_IDS, /* I32 sequence ids q -> q % n_slots (lo = n_slots) */
+    VKG_PERF_ADAMW_PARAMS, /* α 1e-3, β1 0.9, β2 0.999, ε 1e-8, λ 0.01, t 10 */
+    VKG_PERF_SGD_PARAMS,   /* α 1e-3, λ 0.01 */
 };
 
 #define VKG_PERF_MAX_LEAVES 10

@@ -98,6 +98,14 @@ static int sweep_full(struct vkg_perf_shape *s, int max) {
         ADD(vkg_perf_softmax(back, 1024, 1024, 32));
         ADD(vkg_perf_softmax(back, 4096, 4096, 32));
     }
+    ADD(vkg_perf_rope(128, 32, 512, false));
+    ADD(vkg_perf_rope(128, 32, 4096, false)); /* 32 heads × 128 × 4096 tokens */
+    ADD(vkg_perf_rope(128, 32, 512, true));
+    ADD(vkg_perf_rope(128, 32, 4096, true));
+    ADD(vkg_perf_opt(1000000, true));
+    ADD(vkg_perf_opt(100000000, true)); /* AdamW over 100 M parameters */
+    ADD(vkg_perf_opt(1000000, false));
+    ADD(vkg_perf_opt(100000000, false));
     return n;
 }
 
@@ -121,6 +129,10 @@ static int sweep_quick(struct vkg_perf_shape *s, int max) {
         ADD(vkg_perf_softmax(back, 256, 256, 8));
         ADD(vkg_perf_softmax(back, 1024, 256, 4)); /* a cached prefix: n_kv > n_q */
     }
+    ADD(vkg_perf_rope(128, 8, 64, false));
+    ADD(vkg_perf_rope(128, 8, 64, true));
+    ADD(vkg_perf_opt(262144, true));
+    ADD(vkg_perf_opt(262144, false));
     return n;
 #undef ADD
 }

@@ -1438,16 +1438,16 @@ static void bounds__rope_fp32_positions_to_65536(void **state) {
  * from its Taylor series below 0.5 in magnitude. */
 static float bias_correction_f32(float beta, float t) {
     const float z = (beta - 1.0f) / (beta + 1.0f), z2 = z * z;
-    float sum = 0.0f;
-    for (int k = 15; k >= 1; k -= 2)
+    float sum = 1.0f / 15.0f;
+    for (int k = 13; k >= 1; k -= 2)
         sum = 1.0f / (float)k + z2 * sum;
     const float x = t * (2.0f * z * sum);
     float em1;
     if (x > -0.5f) {
-        float term = 0.0f;
-        for (int k = 9; k >= 1; k--)
-            term = x / (float)k * (1.0f + term);
-        em1 = term;
+        float term = 1.0f + x * (1.0f / 9.0f);
+        for (int k = 8; k >= 2; k--)
+            term = 1.0f + x * (1.0f / (float)k) * term;
+        em1 = x * term;
     } else {
         em1 = expf(x) - 1.0f;
     }

@@ -26,22 +26,21 @@ layout(set = 0, binding = 4) readonly buffer P { float params[]; };
 
 layout(push_constant) uniform Push { VKG_OPTIM_PUSH } p;
 
-// 1/(1 − βᵗ), β in (0, 1), t >= 1.
+// 1/(1 − βᵗ), β in (0, 1), t >= 1. Both series in Horner form with their
+// coefficients as constants (1/k rounded once), so no division but the two
+// that matter.
 float bias_correction(float beta, float t) {
     const float z = (beta - 1.0) / (beta + 1.0), z2 = z * z;
-    float sum = 0.0;
-    for (int k = 15; k >= 1; k -= 2)
-        sum = 1.0 / float(k) + z2 * sum;
+    // ln β = 2z·(1 + z²/3 + z⁴/5 + ... + z¹⁴/15)
+    const float sum = 1.0 + z2 * (1.0 / 3.0 + z2 * (1.0 / 5.0 + z2 * (1.0 / 7.0 + z2 * (1.0 / 9.0 +
+                      z2 * (1.0 / 11.0 + z2 * (1.0 / 13.0 + z2 * (1.0 / 15.0)))))));
     const float x = t * (2.0 * z * sum);
-    float em1;
-    if (x > -0.5) {
-        float term = 0.0;
-        for (int k = 9; k >= 1; k--)
-            term = x / float(k) * (1.0 + term);
-        em1 = term;
-    } else {
-        em1 = exp(x) - 1.0;
-    }
+    // expm1(x) = x·(1 + x/2·(1 + x/3·(1 + ... x/9)))
+    const float em1 = x > -0.5
+        ? x * (1.0 + x * (1.0 / 2.0) * (1.0 + x * (1.0 / 3.0) * (1.0 + x * (1.0 / 4.0) *
+              (1.0 + x * (1.0 / 5.0) * (1.0 + x * (1.0 / 6.0) * (1.0 + x * (1.0 / 7.0) *
+              (1.0 + x * (1.0 / 8.0) * (1.0 + x * (1.0 / 9.0)))))))))
+        : exp(x) - 1.0;
     return -1.0 / em1;
 }
 
