@@ -269,10 +269,15 @@ static const struct sweep_row rows[] = {
     {"soft_max", "contig",
      SETS("n_kv=256.n_q=128.n_head=4.causal=1.mask=0.m2=1",
           "n_kv=384.n_q=96.n_head=2.causal=1.mask=2.m2=1",
+          /* the 16-byte form: live counts inside a 16-byte group, rows
+           * entirely masked (causal and by the mask) */
+          "n_kv=12.n_q=17.n_head=2.causal=1.mask=2.m2=1",
           "n_kv=40009.n_q=2.n_head=1.causal=0.mask=1.m2=1"),
      0},
     {"soft_max_back", "contig",
-     SETS("n_kv=256.n_q=128.n_head=4.causal=1", "n_kv=40009.n_q=2.n_head=1.causal=0"), 0},
+     SETS("n_kv=256.n_q=128.n_head=4.causal=1", "n_kv=12.n_q=17.n_head=2.causal=1",
+          "n_kv=40009.n_q=2.n_head=1.causal=0"),
+     0},
     {"soft_max", "contig",
      SETS("n_kv=4096.n_q=4096.n_head=1.causal=1.mask=0.m2=1",
           "n_kv=4096.n_q=512.n_head=8.causal=1.mask=1.m2=1"),

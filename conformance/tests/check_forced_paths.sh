@@ -96,6 +96,8 @@ run "norm: shared-memory reductions, rows past 64 x 2 values streamed" 'rms_norm
   VKGRAD_TUNING=norm.sg=0,norm.wg=64,norm.cache=2
 run "norm: subgroup reductions, rows past 64 values streamed" 'rms_norm*,norm*' \
   VKGRAD_TUNING=norm.wg=64,norm.cache=1
+run "norm: scalar loads on contiguous rows" 'rms_norm*,norm*' VKGRAD_TUNING=norm.vec4=0
+run "softmax: scalar loads on contiguous rows" 'soft_max*' VKGRAD_TUNING=softmax.vec4=0
 run "softmax: shared-memory reductions, rows past 64 x 2 keys streamed" 'soft_max*' \
   VKGRAD_TUNING=softmax.sg=0,softmax.wg=64,softmax.cache=2
 run "softmax: subgroup reductions, rows past 64 keys streamed" 'soft_max*' \

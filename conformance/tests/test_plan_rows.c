@@ -26,16 +26,21 @@ static struct vkg_vk_limits profile(enum vkg_vk_profile p) {
 }
 
 /* Both families' plans with their default tuning (softmax when sm). */
-static bool plan(bool sm, const struct vkg_vk_limits *lim, uint64_t n, uint64_t rows,
-                 struct vkg_vk_rows_plan *pl, char *why, size_t why_size) {
+static bool plan_v(bool sm, bool vec4, const struct vkg_vk_limits *lim, uint64_t n,
+                   uint64_t rows, struct vkg_vk_rows_plan *pl, char *why, size_t why_size) {
     if (sm) {
         struct vkg_vk_softmax_tuning t;
         vkg_vk_softmax_tuning_defaults(&t, lim);
-        return vkg_vk_softmax_plan_make(n, rows, lim, &t, pl, why, why_size);
+        return vkg_vk_softmax_plan_make(n, rows, vec4, lim, &t, pl, why, why_size);
     }
     struct vkg_vk_norm_tuning t;
     vkg_vk_norm_tuning_defaults(&t, lim);
-    return vkg_vk_norm_plan_make(n, rows, lim, &t, pl, why, why_size);
+    return vkg_vk_norm_plan_make(n, rows, vec4, lim, &t, pl, why, why_size);
+}
+
+static bool plan(bool sm, const struct vkg_vk_limits *lim, uint64_t n, uint64_t rows,
+                 struct vkg_vk_rows_plan *pl, char *why, size_t why_size) {
+    return plan_v(sm, false, lim, n, rows, pl, why, why_size);
 }
 
 /* The largest workgroup a device allows a row kernel (a power of two). */
@@ -106,6 +111,23 @@ static void rows_plan__long_rows_streamed_at_the_device_workgroup(void **state) 
     }
 }
 
+/* The 16-byte form sizes the walk in vec4 slots: a row of 4·k values needs
+ * a quarter of the scalar form's slots, and the LLM rows stay in registers. */
+static void rows_plan__vec4_rows_walk_quarter_slots(void **state) {
+    const struct vkg_vk_limits lim = profile((enum vkg_vk_profile)(intptr_t)*state);
+    for (int sm = 0; sm < 2; sm++)
+        for (uint64_t n = 4096; n <= 65536; n *= 4) {
+            struct vkg_vk_rows_plan pl;
+            char why[128];
+            assert_true(plan_v(sm, true, &lim, n, 64, &pl, why, sizeof why));
+            if (!pl.vec4 || (uint64_t)pl.wg * pl.cache + pl.streamed < n / 4 ||
+                (n <= 8192 && pl.streamed))
+                fail_msg("%s / n=%llu: vec4 %u, %u x %u slots, %llu streamed", lim.profile,
+                         (unsigned long long)n, pl.vec4, pl.wg, pl.cache,
+                         (unsigned long long)pl.streamed);
+        }
+}
+
 static void rows_plan__refuses_rows_past_the_grid(void **state) {
     const struct vkg_vk_limits lim = profile((enum vkg_vk_profile)(intptr_t)*state);
     const uint64_t grid = (uint64_t)lim.max_workgroup_count[0] * lim.max_workgroup_count[1];
@@ -136,12 +158,13 @@ static void rows_plan__tree_reductions_without_subgroup_shuffle(void **state) {
 int main(void) {
     static const char *const names[] = {"stays_within_limits", "llm_rows_read_once",
                                         "long_rows_streamed_at_the_device_workgroup",
+                                        "vec4_rows_walk_quarter_slots",
                                         "refuses_rows_past_the_grid",
                                         "tree_reductions_without_subgroup_shuffle"};
     static void (*const fns[])(void **) = {
         rows_plan__stays_within_limits, rows_plan__llm_rows_read_once,
         rows_plan__long_rows_streamed_at_the_device_workgroup,
-        rows_plan__refuses_rows_past_the_grid, rows_plan__tree_reductions_without_subgroup_shuffle};
+        rows_plan__vec4_rows_walk_quarter_slots, rows_plan__refuses_rows_past_the_grid, rows_plan__tree_reductions_without_subgroup_shuffle};
     enum { N_FN = sizeof fns / sizeof fns[0] };
     static char test_names[N_FN * VKG_VK_PROFILE_COUNT][96];
     struct CMUnitTest tests[N_FN * VKG_VK_PROFILE_COUNT];

@@ -8,7 +8,9 @@
  * directions are deterministic on a device.
  *
  * Dispatches: norm_fwd (RMS_NORM, NORM: specialization CENTRED) or
- * norm_back (the backwards), once per node.
+ * norm_back (the backwards), once per node; their _vec4 builds (16-byte
+ * loads and stores) where every row is contiguous, a multiple of 4 values
+ * and 16-byte aligned (vkg_vk_rows_vec4_ok).
  * Limits: row length and rows within 32 bits, rows within the workgroup
  * grid; shared memory of one vec4 per invocation bounds the workgroup.
  * Tuning: struct vkg_vk_norm_tuning (norm_plan.h). Design: norm.md.
@@ -20,16 +22,23 @@
 
 #include "norm/norm_layout.h"
 #include "vkg_vk_spv_norm_back.spv.h"
+#include "vkg_vk_spv_norm_back_vec4.spv.h"
 #include "vkg_vk_spv_norm_fwd.spv.h"
+#include "vkg_vk_spv_norm_fwd_vec4.spv.h"
 
-static const struct vkg_vk_kernel k_fwd = VKG_VK_KERNEL(vkg_vk_spv_norm_fwd, 2, struct vkg_norm_push);
-static const struct vkg_vk_kernel k_back =
-    VKG_VK_KERNEL(vkg_vk_spv_norm_back, 3, struct vkg_norm_push);
+/* [vec4][backward] */
+static const struct vkg_vk_kernel kernels[2][2] = {
+    {VKG_VK_KERNEL(vkg_vk_spv_norm_fwd, 2, struct vkg_norm_push),
+     VKG_VK_KERNEL(vkg_vk_spv_norm_back, 3, struct vkg_norm_push)},
+    {VKG_VK_KERNEL(vkg_vk_spv_norm_fwd_vec4, 2, struct vkg_norm_push),
+     VKG_VK_KERNEL(vkg_vk_spv_norm_back_vec4, 3, struct vkg_norm_push)},
+};
 
-bool vkg_vk_norm_plan_make(uint64_t n, uint64_t rows, const struct vkg_vk_limits *lim,
+bool vkg_vk_norm_plan_make(uint64_t n, uint64_t rows, bool vec4, const struct vkg_vk_limits *lim,
                            const struct vkg_vk_norm_tuning *t, struct vkg_vk_rows_plan *pl,
                            char *reason, size_t reason_size) {
-    const struct vkg_vk_rows_problem p = {.n = n, .rows = rows, .wg_max = t->wg,
+    const struct vkg_vk_rows_problem p = {.n = n, .rows = rows, .vec4 = vec4 && t->vec4,
+                                          .wg_max = t->wg,
                                           .cache_max = t->cache, .sg = t->sg != 0};
     return vkg_vk_rows_plan_make(&p, lim, pl, reason, reason_size);
 }
@@ -48,7 +57,7 @@ static bool norm_supports(const struct vkg_vk_device *dev, const struct vkg_tens
     struct vkg_vk_rows_plan pl;
     char why[128];
     if (vkg_vk_norm_plan_make((uint64_t)x->ne[0], (uint64_t)(x->ne[1] * x->ne[2] * x->ne[3]),
-                              &dev->limits, &dev->tuning.norm, &pl, why, sizeof why))
+                              false, &dev->limits, &dev->tuning.norm, &pl, why, sizeof why))
         return true;
     vkg_reason(reason, n, "%s %s", vkg_op_slug(node->op), why);
     return false;
@@ -72,9 +81,13 @@ static enum vkg_status norm_encode(struct vkg_vk_encoder *enc, const struct vkg_
         p.sx[i] = vkg_vk_elem_stride(x->nb[i]);
         p.sg[i] = back ? vkg_vk_elem_stride(g->nb[i]) : 0;
     }
+    const uint32_t ne[4] = {p.n, p.ne1, p.ne2, (uint32_t)x->ne[3]};
+    const bool vec4 = vkg_vk_rows_vec4_ok(&dev->limits, p.n, p.sx, ne, p.off_x) && p.off_d % 4 == 0 &&
+                      (!back || vkg_vk_rows_vec4_ok(&dev->limits, p.n, p.sg, ne, p.off_g));
     struct vkg_vk_rows_plan pl;
     char why[128];
-    if (!vkg_vk_norm_plan_make(p.n, p.nr, &dev->limits, &dev->tuning.norm, &pl, why, sizeof why))
+    if (!vkg_vk_norm_plan_make(p.n, p.nr, vec4, &dev->limits, &dev->tuning.norm, &pl, why,
+                               sizeof why))
         return vkg_error(NULL, VKG_STATUS_BACKEND_ERROR, "%s %s", vkg_op_slug(node->op), why);
     uint32_t spec[VKG_NORM_N_SPEC];
     spec[VKG_NORM_SPEC_WG] = pl.wg;
@@ -83,12 +96,13 @@ static enum vkg_status norm_encode(struct vkg_vk_encoder *enc, const struct vkg_
     spec[VKG_NORM_SPEC_CENTRED] = node->op == VKG_OP_NORM || node->op == VKG_OP_NORM_BACK;
     uint32_t gx, gy;
     vkg_vk_grid(enc, pl.rows, &gx, &gy);
+    const struct vkg_vk_kernel *k = &kernels[pl.vec4][back];
     if (back) {
         const struct vkg_tensor *t[3] = {g, x, node};
-        return vkg_vk_dispatch(enc, &k_back, spec, VKG_NORM_N_SPEC, t, 3, &p, gx, gy, 1);
+        return vkg_vk_dispatch(enc, k, spec, VKG_NORM_N_SPEC, t, 3, &p, gx, gy, 1);
     }
     const struct vkg_tensor *t[2] = {x, node};
-    return vkg_vk_dispatch(enc, &k_fwd, spec, VKG_NORM_N_SPEC, t, 2, &p, gx, gy, 1);
+    return vkg_vk_dispatch(enc, k, spec, VKG_NORM_N_SPEC, t, 2, &p, gx, gy, 1);
 }
 
 const struct vkg_vk_op_family vkg_vk_family_norm = {
@@ -106,11 +120,12 @@ const struct vkg_vk_tune_key vkg_vk_norm_tune_keys[] = {
              "largest workgroup per row (-1: 1024 within the device's limits)"),
     NORM_KEY(cache, 1, VKG_VK_ROWS_CACHE_MAX,
              "values per invocation and input held in registers; longer rows stream the rest"),
+    NORM_KEY(vec4, 0, 1, "1: 16-byte loads and stores where the rows allow them; 0: scalar"),
     NORM_KEY(sg, 0, 1, "1: subgroup reductions where the device has shuffles; 0: shared memory"),
     {NULL, 0, 0, 0, NULL, NULL},
 };
 
 void vkg_vk_norm_tuning_defaults(struct vkg_vk_norm_tuning *t, const struct vkg_vk_limits *lim) {
     (void)lim;
-    *t = (struct vkg_vk_norm_tuning){.wg = -1, .cache = VKG_VK_ROWS_CACHE, .sg = 1};
+    *t = (struct vkg_vk_norm_tuning){.wg = -1, .cache = VKG_VK_ROWS_CACHE, .vec4 = 1, .sg = 1};
 }

@@ -11,7 +11,9 @@
  * The mask broadcasts over heads as i2 mod m2, i3 mod m3. No atomics:
  * deterministic on a device.
  *
- * Dispatches: soft_max or soft_max_back, once per node.
+ * Dispatches: soft_max or soft_max_back, once per node; their _vec4 builds
+ * (16-byte loads and stores) where every row of every input is contiguous,
+ * a multiple of 4 keys and 16-byte aligned (vkg_vk_rows_vec4_ok).
  * Limits: row length and rows within 32 bits, rows within the workgroup
  * grid; shared memory of one vec4 per invocation bounds the workgroup.
  * Tuning: struct vkg_vk_softmax_tuning (softmax_plan.h). Design: softmax.md.
@@ -24,16 +26,23 @@
 #include "softmax/softmax_layout.h"
 #include "vkg_vk_spv_soft_max.spv.h"
 #include "vkg_vk_spv_soft_max_back.spv.h"
+#include "vkg_vk_spv_soft_max_back_vec4.spv.h"
+#include "vkg_vk_spv_soft_max_vec4.spv.h"
 
-static const struct vkg_vk_kernel k_fwd =
-    VKG_VK_KERNEL(vkg_vk_spv_soft_max, 3, struct vkg_softmax_push);
-static const struct vkg_vk_kernel k_back =
-    VKG_VK_KERNEL(vkg_vk_spv_soft_max_back, 3, struct vkg_softmax_push);
+/* [vec4][backward] */
+static const struct vkg_vk_kernel kernels[2][2] = {
+    {VKG_VK_KERNEL(vkg_vk_spv_soft_max, 3, struct vkg_softmax_push),
+     VKG_VK_KERNEL(vkg_vk_spv_soft_max_back, 3, struct vkg_softmax_push)},
+    {VKG_VK_KERNEL(vkg_vk_spv_soft_max_vec4, 3, struct vkg_softmax_push),
+     VKG_VK_KERNEL(vkg_vk_spv_soft_max_back_vec4, 3, struct vkg_softmax_push)},
+};
 
-bool vkg_vk_softmax_plan_make(uint64_t n_kv, uint64_t rows, const struct vkg_vk_limits *lim,
+bool vkg_vk_softmax_plan_make(uint64_t n_kv, uint64_t rows, bool vec4,
+                              const struct vkg_vk_limits *lim,
                               const struct vkg_vk_softmax_tuning *t, struct vkg_vk_rows_plan *pl,
                               char *reason, size_t reason_size) {
-    const struct vkg_vk_rows_problem p = {.n = n_kv, .rows = rows, .wg_max = t->wg,
+    const struct vkg_vk_rows_problem p = {.n = n_kv, .rows = rows, .vec4 = vec4 && t->vec4,
+                                          .wg_max = t->wg,
                                           .cache_max = t->cache, .sg = t->sg != 0};
     return vkg_vk_rows_plan_make(&p, lim, pl, reason, reason_size);
 }
@@ -44,7 +53,7 @@ static bool softmax_supports(const struct vkg_vk_device *dev, const struct vkg_t
     struct vkg_vk_rows_plan pl;
     char why[128];
     if (vkg_vk_softmax_plan_make((uint64_t)a->ne[0], (uint64_t)(a->ne[1] * a->ne[2] * a->ne[3]),
-                                 &dev->limits, &dev->tuning.softmax, &pl, why, sizeof why))
+                                 false, &dev->limits, &dev->tuning.softmax, &pl, why, sizeof why))
         return true;
     vkg_reason(reason, n, "%s %s", vkg_op_slug(node->op), why);
     return false;
@@ -72,9 +81,14 @@ static enum vkg_status softmax_encode(struct vkg_vk_encoder *enc, const struct v
         p.sa[i] = vkg_vk_elem_stride(a->nb[i]);
         p.sb[i] = vkg_vk_elem_stride(bound_b->nb[i]);
     }
+    const uint32_t ne[4] = {p.n_kv, p.n_q, p.ne2, (uint32_t)a->ne[3]};
+    const uint32_t bne[4] = {p.n_kv, p.n_q, b ? (uint32_t)b->ne[2] : 1, b ? (uint32_t)b->ne[3] : 1};
+    const bool vec4 = vkg_vk_rows_vec4_ok(&dev->limits, p.n_kv, p.sa, ne, p.off_a) &&
+                      p.off_d % 4 == 0 &&
+                      (!b || vkg_vk_rows_vec4_ok(&dev->limits, p.n_kv, p.sb, bne, p.off_b));
     struct vkg_vk_rows_plan pl;
     char why[128];
-    if (!vkg_vk_softmax_plan_make(p.n_kv, p.nr, &dev->limits, &dev->tuning.softmax, &pl, why,
+    if (!vkg_vk_softmax_plan_make(p.n_kv, p.nr, vec4, &dev->limits, &dev->tuning.softmax, &pl, why,
                                   sizeof why))
         return vkg_error(NULL, VKG_STATUS_BACKEND_ERROR, "%s %s", vkg_op_slug(node->op), why);
     uint32_t spec[VKG_SOFTMAX_N_SPEC];
@@ -86,7 +100,7 @@ static enum vkg_status softmax_encode(struct vkg_vk_encoder *enc, const struct v
     uint32_t gx, gy;
     vkg_vk_grid(enc, pl.rows, &gx, &gy);
     const struct vkg_tensor *t[3] = {a, bound_b, node};
-    return vkg_vk_dispatch(enc, back ? &k_back : &k_fwd, spec, VKG_SOFTMAX_N_SPEC, t, 3, &p, gx,
+    return vkg_vk_dispatch(enc, &kernels[pl.vec4][back], spec, VKG_SOFTMAX_N_SPEC, t, 3, &p, gx,
                            gy, 1);
 }
 
@@ -106,6 +120,7 @@ const struct vkg_vk_tune_key vkg_vk_softmax_tune_keys[] = {
                 "largest workgroup per row (-1: 1024 within the device's limits)"),
     SOFTMAX_KEY(cache, 1, VKG_VK_ROWS_CACHE_MAX,
                 "keys per invocation and input held in registers; longer rows stream the rest"),
+    SOFTMAX_KEY(vec4, 0, 1, "1: 16-byte loads and stores where the rows allow them; 0: scalar"),
     SOFTMAX_KEY(sg, 0, 1, "1: subgroup reductions where the device has shuffles; 0: shared memory"),
     {NULL, 0, 0, 0, NULL, NULL},
 };
@@ -113,5 +128,5 @@ const struct vkg_vk_tune_key vkg_vk_softmax_tune_keys[] = {
 void vkg_vk_softmax_tuning_defaults(struct vkg_vk_softmax_tuning *t,
                                     const struct vkg_vk_limits *lim) {
     (void)lim;
-    *t = (struct vkg_vk_softmax_tuning){.wg = -1, .cache = VKG_VK_ROWS_CACHE, .sg = 1};
+    *t = (struct vkg_vk_softmax_tuning){.wg = -1, .cache = VKG_VK_ROWS_CACHE, .vec4 = 1, .sg = 1};
 }

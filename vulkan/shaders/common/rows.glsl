@@ -33,6 +33,23 @@ shared vec4 rows_red[WG];
 
 const float ROWS_LOWEST = -3.402823466e38; // -FLT_MAX
 
+// The 16-byte form (built with ROWS_VEC4): a row of unit stride, a multiple
+// of 4 values long and starting 16-byte aligned, walked as vec4s (VT);
+// W values per slot. hsum() adds a slot's values in a fixed order.
+#ifdef ROWS_VEC4
+#define VT vec4
+#define W  4u
+float hsum(vec4 v) {
+    return (v.x + v.y) + (v.z + v.w);
+}
+#else
+#define VT float
+#define W  1u
+float hsum(float v) {
+    return v;
+}
+#endif
+
 vec4 rows_bfly_sum(vec4 v) {
     for (uint h = gl_SubgroupSize / 2; h > 0; h >>= 1)
         v += subgroupShuffleXor(v, h);

@@ -29,4 +29,35 @@ uint softmax_live(uint i1) {
     return uint(clamp(int(i1) + int(p.n_kv) - int(p.n_q) + 1, 0, int(p.n_kv)));
 }
 
+// Slot i (W values from W·i) with the values at or past the live count nl
+// set to −∞ (clip) or 0 (clip0); vmax the slot's max; expm exp(z − m) with
+// z = −∞ giving exactly 0 (also when m is −∞: the select discards the NaN).
+#ifdef ROWS_VEC4
+vec4 clip(vec4 z, uint i, uint nl) {
+    return mix(z, vec4(NEG_INF), greaterThanEqual(uvec4(4u * i) + uvec4(0u, 1u, 2u, 3u), uvec4(nl)));
+}
+vec4 clip0(vec4 z, uint i, uint nl) {
+    return mix(z, vec4(0.0), greaterThanEqual(uvec4(4u * i) + uvec4(0u, 1u, 2u, 3u), uvec4(nl)));
+}
+float vmax(vec4 v) {
+    return max(max(v.x, v.y), max(v.z, v.w));
+}
+vec4 expm(vec4 z, float m) {
+    return mix(exp(z - m), vec4(0.0), equal(z, vec4(NEG_INF)));
+}
+#else
+float clip(float z, uint i, uint nl) {
+    return i < nl ? z : NEG_INF;
+}
+float clip0(float z, uint i, uint nl) {
+    return i < nl ? z : 0.0;
+}
+float vmax(float v) {
+    return v;
+}
+float expm(float z, float m) {
+    return z != NEG_INF ? exp(z - m) : 0.0;
+}
+#endif
+
 #endif
