@@ -139,6 +139,7 @@ static bool cvk_open(struct cvk *c, int index) {
     }
     if (vkg_vk_device_open(index, &c->base) != VKG_STATUS_OK) {
         snprintf(c->msg, c->msg_size, "opening Vulkan%d: %s", index, vkg_last_error(NULL));
+        vkg_vk_device_close(&c->base);
         return false;
     }
     c->phys = c->base.phys;
