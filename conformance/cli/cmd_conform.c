@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "canary.h"
 #include "compare.h"
 #include "compile_pass.h"
 #include "deqp_formats.h"
@@ -828,6 +829,47 @@ static void merge_compile_pass(struct conform_run *r) {
             }
 }
 
+/* canary_determinism across processes: each passing one runs again in a
+ * second process (a worker of its own), whose bits must match the first's:
+ * a driver may build a kernel differently for another process (a shader
+ * cache filled or not). After the reruns, which would take such a failure
+ * for a flake; expectations apply as to any failure. */
+static void recheck_determinism(const struct conform_args *c, struct conform_run *r) {
+    struct conf_options ro = c->o;
+    ro.dump_dir = NULL;
+    ro.recheck = true;
+    for (int k = 0; k < r->n_jobs; k++) {
+        struct conf_result *res = &r->results[k];
+        uint64_t first, second;
+        if (r->jobs[k].c->family->canary != CONF_CANARY_DETERMINISM ||
+            !conf_canary_bits(res, &first))
+            continue;
+        struct conf_result again;
+        struct conf_job j = {r->jobs[k].c, r->jobs[k].t, &again};
+        if (!conf_run_jobs(&j, 1, &ro, NULL, NULL)) break;
+        if (!conf_canary_bits(&again, &second))
+            conf_result_raise(res, CONF_FAIL, "second process: %s: %s",
+                              conf_status_name(again.status), again.message);
+        else if (second != first)
+            conf_result_raise(res, CONF_FAIL,
+                              "a second process computed other bits (0x%016" PRIx64
+                              " against 0x%016" PRIx64 "): not reproducible run to run",
+                              second, first);
+        if (!conf_status_ok(res->status)) {
+            const struct conf_expectation *e = conf_expectation_match(r->exps, r->n_exps, res);
+            if (e)
+                snprintf(res->expectation, sizeof res->expectation, "%s: %.200s", e->status,
+                         e->reason);
+            else
+                (void)deqp_expected(c, r, res);
+        }
+        if (!c->quiet)
+            fprintf(stderr, "  determinism of %s on %s in a second process: %s\n",
+                    res->case_name, res->backend,
+                    conf_status_ok(res->status) ? "the same bits" : "other bits");
+    }
+}
+
 /* Every (case, target) job, target-major so one child serves one backend,
  * then expectations, reruns and re-times. Returns -1 to go on, else the
  * exit status. */
@@ -875,6 +917,7 @@ static int run_jobs(const struct conform_args *c, struct conform_run *r) {
     merge_compile_pass(r);
     if (c->pass_child) return -1; /* the pass judges nothing */
     expect_and_rerun(c, r);
+    recheck_determinism(c, r);
     if (!r->base || c->retime_rounds <= 0) return -1;
     const int before = count_unexpected(r->results, r->n_jobs);
     const int nr = conf_retime_suspects(r->jobs, r->n_jobs, r->base, r->n_base, &c->co,

@@ -5,6 +5,7 @@
  * (case_build.c) or computes it several times. */
 #include "canary.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -49,6 +50,14 @@ CANARY(canary_denormal, ops, p_none, CONF_CANARY_DENORMAL,
        "subnormal (not flushed), exact zeros stay zero, nothing turns non-finite");
 CANARY(canary_determinism, ops, p_runs, CONF_CANARY_DETERMINISM,
        "run-to-run bitwise determinism of the backward ops: every compute agrees bit for bit");
+
+bool conf_canary_bits(const struct conf_result *r, uint64_t *bits) {
+    const char *p = r->status == CONF_PASS ? strstr(r->message, "; bits 0x") : NULL;
+    unsigned long long v;
+    if (!p || sscanf(p, "; bits 0x%llx", &v) != 1) return false;
+    *bits = v;
+    return true;
+}
 
 bool conf_canary_inner(const struct conf_case *c, struct conf_case *inner, char *msg,
                        size_t msg_size) {

@@ -15,7 +15,8 @@
  *   canary_denormal     inputs whose gradients underflow into subnormals,
  *                       with signed zeros, held to a bound at the subnormal
  *                       scale (a driver that flushes them fails)
- *   canary_determinism  several computes that must agree bit for bit
+ *   canary_determinism  several computes that must agree bit for bit, and
+ *                       with the same case in a second process (conform)
  *
  * A canary passes on a healthy driver; a shape that does not fit the device
  * is NotSupported naming the limit, never a silent pass. Each one's pitfall
@@ -27,6 +28,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "harness.h"
 
@@ -57,6 +59,10 @@ extern const struct conf_family conf_family_canary_loop, conf_family_canary_work
  * could not run). msg says what was checked in every case. */
 enum conf_status conf_canary_vk_run(const struct conf_case *c, int device, char *msg,
                                     size_t msg_size);
+
+/* The hash of a passing canary_determinism result's bits, from its message;
+ * false when r holds none. */
+bool conf_canary_bits(const struct conf_result *r, uint64_t *bits);
 
 /* The backward-op case an op canary runs (its variant's), in *inner. */
 bool conf_canary_inner(const struct conf_case *c, struct conf_case *inner, char *msg,

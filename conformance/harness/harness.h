@@ -216,6 +216,9 @@ double conf_result_worst_usage(const struct conf_result *r);
  *   jitter:<case-glob>                      flip the last bit of each output's
  *                                           element 0 in the third compute
  *                                           (canary_determinism)
+ *   otherbits:<case-glob>                   the same in every compute of a
+ *                                           second process only (a driver
+ *                                           whose build differs by process)
  * Below the readback, the Vulkan backend honours VKGRAD_TESTING=drop_dispatch=<op>
  * (skip the dispatches of an op; lib/testing.h) and VKG_VULKAN_DISABLE=<op>
  * (refuse an op). */
@@ -243,6 +246,7 @@ struct conf_options {
     bool retiming;        /* a re-time run (retime.c): slowfirst faults are off */
     double compile_timeout_s; /* per case, pipeline creation's own budget (isolated runs):
                                * timeout_s counts execution only */
+    bool recheck;         /* canary_determinism's run in a second process */
     int n_faults;
     struct conf_fault faults[8];
 };

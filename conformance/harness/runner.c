@@ -156,7 +156,7 @@ int conf_faults_parse(const char *spec, struct conf_fault *f, int max, char *msg
             if (*end || !(x->value > 0)) goto bad;
         } else if (!strcmp(x->kind, "crash") || !strcmp(x->kind, "hang") ||
                    !strcmp(x->kind, "lose") || !strcmp(x->kind, "ftz") ||
-                   !strcmp(x->kind, "jitter")) {
+                   !strcmp(x->kind, "jitter") || !strcmp(x->kind, "otherbits")) {
             if (nf != 2) goto bad;
         } else {
             goto bad;
@@ -167,7 +167,7 @@ int conf_faults_parse(const char *spec, struct conf_fault *f, int max, char *msg
         snprintf(msg, msg_size,
                  "VKG_FAULT: malformed item '%s' (perturb:GLOB:OUTPUT:USAGE, slow:GLOB:FACTOR, "
                  "slowfirst:GLOB:FACTOR, compile:GLOB:SECONDS, crash:GLOB, hang:GLOB, lose:GLOB, "
-                 "ftz:GLOB, jitter:GLOB; no field too long)",
+                 "ftz:GLOB, jitter:GLOB, otherbits:GLOB; no field too long)",
                  fields[0] ? fields[0] : "");
         free(buf);
         return -1;
@@ -562,15 +562,33 @@ static bool second_run(struct case_run *cr) {
     return true;
 }
 
+/* Flip the last bit of element 0 of every output in got. */
+static void flip_bits(struct conf_built *b, float **got) {
+    for (int i = 0; i < b->n_outputs; i++) {
+        uint32_t bits;
+        memcpy(&bits, &got[i][0], 4);
+        bits ^= 1u;
+        memcpy(&got[i][0], &bits, 4);
+    }
+}
+
 /* canary_determinism: the second run and `runs` - 2 more must equal the
  * first bit for bit (elsewhere a difference within the bound only marks the
- * output non-deterministic). VKG_FAULT jitter flips the last bit of each
- * output's element 0 in the third run, as an order-dependent sum would.
- * false after raising the status. */
+ * output non-deterministic); a passing case keeps a hash of the bits in its
+ * message, for the same case in a second process to match (conform does
+ * that: conf_canary_bits). VKG_FAULT jitter flips the last bit of each
+ * output's element 0 in the third run, as an order-dependent sum would;
+ * otherbits flips it in every run of the second process. false after
+ * raising the status. */
 static bool determinism_runs(struct case_run *cr) {
     if (cr->c->family->canary != CONF_CANARY_DETERMINISM) return true;
     struct conf_result *r = cr->r;
     struct conf_built *b = &cr->b;
+    const bool other = cr->o->recheck && fault_for(cr->o, "otherbits", cr->c->name);
+    if (other) { /* every run of this process alike, unlike the first process's */
+        flip_bits(b, cr->got);
+        flip_bits(b, cr->got2);
+    }
     if (!r->deterministic) {
         conf_result_raise(r, CONF_FAIL, "run 2 differs from run 1 (not bitwise reproducible)");
         return true;
@@ -585,13 +603,8 @@ static bool determinism_runs(struct case_run *cr) {
                               vkg_status_str(st), vkg_last_error(NULL));
             return false;
         }
-        for (int i = 0; run == 3 && fault_for(cr->o, "jitter", cr->c->name) && i < b->n_outputs;
-             i++) {
-            uint32_t bits;
-            memcpy(&bits, &cr->got2[i][0], 4);
-            bits ^= 1u;
-            memcpy(&cr->got2[i][0], &bits, 4);
-        }
+        if (run == 3 && fault_for(cr->o, "jitter", cr->c->name)) flip_bits(b, cr->got2);
+        if (other) flip_bits(b, cr->got2);
         for (int i = 0; i < b->n_outputs; i++)
             for (int64_t k = 0; k < b->outputs[i].n; k++) {
                 uint32_t x, y;
@@ -607,7 +620,14 @@ static bool determinism_runs(struct case_run *cr) {
                 return true;
             }
     }
-    conf_result_raise(r, CONF_PASS, "%" PRId64 " computes agree bit for bit", runs);
+    uint64_t h = 14695981039346656037ull; /* FNV-1a over every output's bits */
+    for (int i = 0; i < b->n_outputs; i++) {
+        const unsigned char *p = (const unsigned char *)cr->got[i];
+        for (size_t k = 0; k < (size_t)b->outputs[i].n * sizeof(float); k++)
+            h = (h ^ p[k]) * 1099511628211ull;
+    }
+    conf_result_raise(r, CONF_PASS, "%" PRId64 " computes agree bit for bit; bits 0x%016" PRIx64,
+                      runs, h);
     return true;
 }
 

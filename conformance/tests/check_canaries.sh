@@ -3,7 +3,7 @@
 # conformance/harness/canary.h) passes on this machine's driver, or says
 # which limit keeps it off the device, and fails when its pitfall is
 # simulated: VKGRAD_TESTING=canary_break=NAME for the kernel canaries,
-# VKG_FAULT ftz / jitter for the op canaries.
+# VKG_FAULT ftz / jitter / otherbits for the op canaries.
 #
 #   check_canaries.sh VKGRAD      (exit 77, a skip, without a Vulkan device)
 set -uo pipefail
@@ -56,6 +56,14 @@ for op in out_prod cross_entropy_loss_back ssm_conv_back ssm_scan_back_mamba2 ss
   sim "denormals flushed to zero" "canary_denormal.$op" "VKG_FAULT=ftz:canary_denormal.*"
   sim "an order-dependent sum" "canary_determinism.$op.runs=4" "VKG_FAULT=jitter:canary_determinism.*"
 done
+# a second process computing other bits: a failure, not a flake, with reruns on
+env VKG_FAULT='otherbits:canary_determinism.*' "$vkgrad" conform --device 0 --quiet --time-reps 0 \
+  --case canary_determinism.ssm_conv_back.runs=4 --json "$tmp/sim.jsonl"
+rc=$?
+s=$(status_of "$tmp/sim.jsonl" canary_determinism.ssm_conv_back.runs=4)
+if [ "$rc" = 1 ] && [ "${s%% *}" = Fail ] && grep -q '"flaky":false' "$tmp/sim.jsonl"; then
+  echo "ok    a build that differs by process: fails, not a flake: ${s#Fail | }"
+else echo "FAIL  otherbits: exit $rc, '$s'"; fails=$((fails + 1)); fi
 # the offset canary at a size that fits: passes when healthy
 "$vkgrad" "${run[@]}" --case canary_offset64.log2=20 >/dev/null &&
   echo "ok    canary_offset64.log2=20 passes when healthy" || { echo "FAIL  canary_offset64.log2=20"; fails=$((fails + 1)); }
