@@ -31,8 +31,10 @@ struct vkg_perf_shape vkg_demo_shape(int i) {
         return vkg_perf_norm(VKG_PERF_RMS_NORM_BACK, 4096, 128);
     case 5:
         return vkg_perf_norm(VKG_PERF_NORM_BACK, 4096, 128);
-    default:
+    case 6:
         return vkg_perf_softmax(true, 256, 256, 8);
+    default:
+        return vkg_perf_rope(128, 8, 64, true);
     }
 }
 
@@ -84,6 +86,9 @@ enum { S_SX = 0, S_C = 1, S_CT = 2 };
 enum { S_S = 0, S_SCX, S_DT, S_A, S_B, S_SC, S_IDS, S_ST };
 /* NORM and SOFT_MAX: the input x (a), the target t. */
 enum { S_NX = 0, S_NT = 1 };
+/* ROPE: x, positions, the target t. */
+enum { S_RX = 0, S_RPOS = 1, S_RT = 2 };
+#define DEMO_ROPE_BASE 10000.0f
 #define DEMO_NORM_EPS      1e-5f
 #define DEMO_SOFTMAX_SCALE 0.125f
 
@@ -180,6 +185,21 @@ static bool build_train(struct vkg_context *ctx, const struct vkg_perf_shape *s,
                            s->op == VKG_PERF_RMS_NORM_BACK ? vkg_rms_norm(ctx, x, DEMO_NORM_EPS)
                                                            : vkg_norm(ctx, x, DEMO_NORM_EPS),
                            t);
+        break;
+    }
+    case VKG_PERF_ROPE_BACK: {
+        /* one attention input's rotation: loss = Σ (rope(x, pos) − t)², positions 0.. */
+        const int64_t ne[3] = {s->head_dim, s->n_head, s->n_tok};
+        struct vkg_tensor *x = add_leaf(tg, vkg_new_tensor_3d(ctx, F32, ne[0], ne[1], ne[2]), "x",
+                                        VKG_PERF_UNIFORM, -1, 1);
+        struct vkg_tensor *pos = add_leaf(tg, vkg_new_tensor_1d(ctx, VKG_TYPE_I32, s->n_tok),
+                                          "pos", VKG_PERF_IDS, (float)s->n_tok, 0);
+        struct vkg_tensor *t = add_leaf(tg, vkg_new_tensor_3d(ctx, F32, ne[0], ne[1], ne[2]), "t",
+                                        VKG_PERF_UNIFORM, -1, 1);
+        add_param(tg, x, "d_x");
+        if (x && pos && t)
+            loss = sq_loss(
+                ctx, vkg_rope(ctx, x, pos, (int)s->head_dim, VKG_ROPE_NORMAL, DEMO_ROPE_BASE), t);
         break;
     }
     case VKG_PERF_SOFT_MAX_BACK: {
@@ -458,6 +478,24 @@ static bool reference_grads(struct vkg_demo_data *d, const struct train_graph *t
             sm    ? vkgref_soft_max_back(&ga, &ya, DEMO_SOFTMAX_SCALE, true, d->ref[0], d->tol[0])
             : rms ? vkgref_rms_norm_back(&ga, &xa, DEMO_NORM_EPS, d->ref[0], d->tol[0])
                   : vkgref_norm_back(&ga, &xa, DEMO_NORM_EPS, d->ref[0], d->tol[0]);
+        vkgref_tolerance(vkgref_bound_chain(bd, b3), d->tol[0], d->grad_n[0], d->tol[0]);
+        break;
+    }
+    case VKG_PERF_ROPE_BACK: {
+        /* y = rope(x), g = 2(y − t), d_x = rope_back(g) */
+        const struct vkg_tensor *tx = tg->leaves[S_RX].t, *tt = tg->leaves[S_RT].t;
+        struct vkgref_array xa = vkgref_f32(L[S_RX], ne4(tx), NULL);
+        struct vkgref_array pa = vkgref_i32(L[S_RPOS], ne4(tg->leaves[S_RPOS].t));
+        int64_t ny = vkg_nelements(tt);
+        y = dalloc(ny), ym = dalloc(ny), g = dalloc(ny), gm = dalloc(ny);
+        if (!y || !ym || !g || !gm) goto oom;
+        const int nd = (int)s->head_dim;
+        struct vkgref_bound b1 = vkgref_rope(&xa, &pa, nd, false, DEMO_ROPE_BASE, y, ym);
+        bd = vkgref_bound_chain(b1, twice_diff(y, ym, L[S_RT], ne4(tt), g, gm));
+        struct vkgref_array ga = vkgref_f64(g, ne4(tt), NULL);
+        ga.mag = gm;
+        struct vkgref_bound b3 =
+            vkgref_rope_back(&ga, &pa, nd, false, DEMO_ROPE_BASE, d->ref[0], d->tol[0]);
         vkgref_tolerance(vkgref_bound_chain(bd, b3), d->tol[0], d->grad_n[0], d->tol[0]);
         break;
     }

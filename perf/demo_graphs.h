@@ -11,6 +11,7 @@
  * SSM_SCAN_BACK
  * RMS_NORM, NORM loss = Σ (norm(x) − t)²                param x   probe RMS_NORM_BACK, NORM_BACK
  * SOFT_MAX       loss = Σ (soft_max(a, causal) − t)²    param a   probe SOFT_MAX_BACK
+ * ROPE           loss = Σ (rope(x, pos) − t)²           param x   probe ROPE_BACK
  *
  * The probe is the backward node itself, not the loss or the gradient view:
  * a loss can sit on the CPU while the backward kernel runs on the GPU, and
@@ -36,8 +37,9 @@
  * cross-entropy 256 classes x 512 rows; SSM_CONV d_conv 4, d_inner 1024, 64
  * tokens; SSM_SCAN d_state 128, head_dim 64, 16 heads, 64 tokens; the
  * training ops' backwards: RMS_NORM and NORM over 128 rows of 4096 features,
- * a causal SOFT_MAX over 256 keys x 256 queries x 8 heads. */
-#define VKG_DEMO_N_OPS 7
+ * a causal SOFT_MAX over 256 keys x 256 queries x 8 heads; ROPE over 8 heads
+ * of 128 dims x 64 tokens. */
+#define VKG_DEMO_N_OPS 8
 struct vkg_perf_shape vkg_demo_shape(int i);
 /* Row labels of the demo table: "OUT_PROD", ... */
 const char *vkg_demo_label(const struct vkg_perf_shape *s);

@@ -778,6 +778,9 @@ int vkg_perf_refusal_ladder(int demo_op, uint64_t storage_range, struct vkg_perf
     case 6:
         ADD(vkg_perf_softmax(true, past, 1, 1));
         break;
+    case 7: /* any head and position count: only a binding past the range */
+        ADD(vkg_perf_rope(128, 1, past / 128 + 1, true));
+        break;
     default:
         for (int64_t ds = 256; ds <= 1 << 14; ds <<= 1)
             ADD(vkg_perf_scan2(ds, 8, 2, 1, 8, 1));

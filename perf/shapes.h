@@ -142,7 +142,7 @@ bool vkg_perf_build_node(struct vkg_context *ctx, const struct vkg_perf_shape *s
 
 /* Candidate shapes a Vulkan device may refuse for demo op i (0 OUT_PROD,
  * 1 cross-entropy, 2 SSM_CONV, 3 SSM_SCAN, 4 RMS_NORM_BACK, 5 NORM_BACK,
- * 6 SOFT_MAX_BACK), smallest first. Each ladder walks
+ * 6 SOFT_MAX_BACK, 7 ROPE_BACK), smallest first. Each ladder walks
  * one kind of limit: shared memory (scan state, conv taps, row length), the
  * dispatch grid, and storage_range (maxStorageBufferRange; the last rung has
  * one tensor just past it; 0 means 2 GiB). */
