@@ -270,6 +270,24 @@ CASE(c_soft_max_causal_wide, return sq_loss(f, vkg_soft_max_ext(ctx, param(f, "a
 CASE(c_soft_max_causal_tall, return sq_loss(f, vkg_soft_max_ext(ctx, param(f, "a", 3, 5, 1, 1),
                                                                  NULL, 0.5f, true));)
 
+/* RoPE after a product (the gradient reaches w through ROPE_BACK), both
+ * modes, pass-through dims, positions up to 40. */
+CASE(c_rope_after_mul_mat, {
+    static const int32_t pos[3] = {0, 7, 40};
+    struct vkg_tensor *w = param(f, "w", 4, 12, 1, 1), *x = input(f, "x", 4, 3, 1, 1);
+    struct vkg_tensor *id = reg(f, vkg_new_tensor_1d(ctx, I32, 3), FX_IDS, 0, 0, "pos");
+    f->v[f->n - 1].ids = pos;
+    struct vkg_tensor *y = vkg_reshape_3d(ctx, vkg_mul_mat(ctx, w, x), 6, 2, 3);
+    return sq_loss(f, vkg_rope(ctx, y, id, 4, VKG_ROPE_NORMAL, 100.0f));
+})
+CASE(c_rope_neox, {
+    static const int32_t pos[4] = {3, 0, 11, 2};
+    struct vkg_tensor *a = param(f, "a", 8, 2, 4, 1);
+    struct vkg_tensor *id = reg(f, vkg_new_tensor_1d(ctx, I32, 4), FX_IDS, 0, 0, "pos");
+    f->v[f->n - 1].ids = pos;
+    return sq_loss(f, vkg_rope(ctx, a, id, 8, VKG_ROPE_NEOX, 10000.0f));
+})
+
 struct ad_case {
     const char *name;
     struct vkg_tensor *(*build)(struct fx *f);
@@ -319,6 +337,8 @@ static const struct ad_case cases[] = {
     {"soft_max__mask_param_broadcast_over_heads", c_soft_max_mask_param},
     {"soft_max__causal_more_keys_than_queries", c_soft_max_causal_wide},
     {"soft_max__causal_rows_entirely_masked", c_soft_max_causal_tall},
+    {"rope__normal_after_mul_mat_pass_through_dims", c_rope_after_mul_mat},
+    {"rope__neox", c_rope_neox},
 };
 
 /* ---- running a case ------------------------------------------------------------ */

@@ -243,6 +243,35 @@ BAD(soft_max_back_shapes,
     return vkg_soft_max_ext_back(ctx, t2(ctx, 4, 3), t2(ctx, 4, 2), 1.0f, false);)
 BAD(soft_max_back_inf_scale,
     return vkg_soft_max_ext_back(ctx, t2(ctx, 4, 3), t2(ctx, 4, 3), INFINITY, false);)
+static struct vkg_tensor *rope_x(struct vkg_context *ctx) {
+    return vkg_new_tensor_3d(ctx, F32, 8, 2, 5);
+}
+static struct vkg_tensor *rope_pos(struct vkg_context *ctx, int64_t n) {
+    return vkg_new_tensor_1d(ctx, I32, n);
+}
+BAD(rope_odd_n_dims, return vkg_rope(ctx, rope_x(ctx), rope_pos(ctx, 5), 3, VKG_ROPE_NORMAL, 1e4f);)
+BAD(rope_n_dims_past_head, return vkg_rope(ctx, rope_x(ctx), rope_pos(ctx, 5), 10, VKG_ROPE_NEOX, 1e4f);)
+BAD(rope_bad_mode, return vkg_rope(ctx, rope_x(ctx), rope_pos(ctx, 5), 8, (enum vkg_rope_mode)1, 1e4f);)
+BAD(rope_base_one, return vkg_rope(ctx, rope_x(ctx), rope_pos(ctx, 5), 8, VKG_ROPE_NORMAL, 1.0f);)
+BAD(rope_pos_length, return vkg_rope(ctx, rope_x(ctx), rope_pos(ctx, 4), 8, VKG_ROPE_NORMAL, 1e4f);)
+BAD(rope_back_f32_pos, return vkg_rope_back(ctx, rope_x(ctx), vkg_new_tensor_1d(ctx, F32, 5), 8,
+                                            VKG_ROPE_NORMAL, 1e4f);)
+BAD(adamw_a_not_leaf, {
+    struct vkg_tensor *a = t2(ctx, 4, 3);
+    return vkg_opt_step_adamw(ctx, vkg_scale(ctx, a, 2.0f), t2(ctx, 4, 3), t2(ctx, 4, 3),
+                              t2(ctx, 4, 3), vkg_new_tensor_1d(ctx, F32, 6));
+})
+BAD(adamw_m_is_v, {
+    struct vkg_tensor *m = t2(ctx, 4, 3);
+    return vkg_opt_step_adamw(ctx, t2(ctx, 4, 3), t2(ctx, 4, 3), m, m,
+                              vkg_new_tensor_1d(ctx, F32, 6));
+})
+BAD(adamw_params_len, return vkg_opt_step_adamw(ctx, t2(ctx, 4, 3), t2(ctx, 4, 3), t2(ctx, 4, 3),
+                                                t2(ctx, 4, 3), vkg_new_tensor_1d(ctx, F32, 5));)
+BAD(sgd_grad_transposed, return vkg_opt_step_sgd(ctx, t2(ctx, 3, 4), vkg_transpose(ctx, t2(ctx, 4, 3)),
+                                                 vkg_new_tensor_1d(ctx, F32, 2));)
+BAD(clip_grad_sumsq_len, return vkg_clip_grad(ctx, t2(ctx, 4, 3), t2(ctx, 2, 1), 1.0f);)
+BAD(clip_grad_zero_norm, return vkg_clip_grad(ctx, t2(ctx, 4, 3), t2(ctx, 1, 1), 0.0f);)
 BAD(view_1d_oob, return vkg_view_1d(ctx, t2(ctx, 4, 3), 13, 0);)
 BAD(view_2d_offset_oob, return vkg_view_2d(ctx, t2(ctx, 4, 3), 4, 2, 16, 20);)
 BAD(view_2d_unaligned, return vkg_view_2d(ctx, t2(ctx, 4, 3), 2, 2, 16, 2);)
@@ -338,6 +367,18 @@ static const struct bad_case bad_cases[] = {
     {"soft_max__zero_scale", "soft_max", soft_max_zero_scale, false},
     {"soft_max_back__shapes_differ", "soft_max_back", soft_max_back_shapes, false},
     {"soft_max_back__inf_scale", "soft_max_back", soft_max_back_inf_scale, false},
+    {"rope__odd_n_dims", "rope", rope_odd_n_dims, false},
+    {"rope__n_dims_past_head_dim", "rope", rope_n_dims_past_head, false},
+    {"rope__unknown_mode", "rope", rope_bad_mode, false},
+    {"rope__freq_base_one", "rope", rope_base_one, false},
+    {"rope__positions_not_n_tok", "rope", rope_pos_length, false},
+    {"rope_back__f32_positions", "rope_back", rope_back_f32_pos, false},
+    {"opt_step_adamw__a_not_a_leaf", "opt_step_adamw", adamw_a_not_leaf, false},
+    {"opt_step_adamw__m_is_v", "opt_step_adamw", adamw_m_is_v, false},
+    {"opt_step_adamw__params_not_6", "opt_step_adamw", adamw_params_len, false},
+    {"opt_step_sgd__grad_not_contiguous", "opt_step_sgd", sgd_grad_transposed, false},
+    {"clip_grad__sumsq_not_one_element", "clip_grad", clip_grad_sumsq_len, false},
+    {"clip_grad__max_norm_zero", "clip_grad", clip_grad_zero_norm, false},
     {"view_1d__past_the_end", "view_1d", view_1d_oob, false},
     {"view_2d__offset_past_the_end", "view_2d", view_2d_offset_oob, false},
     {"view_2d__unaligned_offset", "view_2d", view_2d_unaligned, false},
@@ -499,6 +540,27 @@ static void views__share_root_and_offsets(void **state) {
     assert_null(c->view_src);
     assert_true(vkg_op_is_view(VKG_OP_PERMUTE) && !vkg_op_is_view(VKG_OP_CONT));
     vkg_free(ctx);
+}
+
+/* The step's node is a's storage: a view of a that computes, in both modes. */
+static void opt_step__node_is_a_view_of_a(void **state) {
+    (void)state;
+    for (int alloc = 0; alloc < 2; alloc++) {
+        struct vkg_context *ctx = vkg_init(1 << 20);
+        vkg_set_no_alloc(ctx, !alloc);
+        struct vkg_tensor *a = t2(ctx, 4, 3), *g = t2(ctx, 4, 3);
+        struct vkg_tensor *st = vkg_opt_step_sgd(ctx, a, g, vkg_new_tensor_1d(ctx, F32, 2));
+        assert_non_null(st);
+        assert_int_equal(st->op, VKG_OP_OPT_STEP_SGD);
+        assert_false(vkg_op_is_view(st->op));
+        assert_ptr_equal(st->view_src, a);
+        assert_ptr_equal(vkg_storage_root(st), a);
+        assert_true(vkg_same_shape(st, a) && vkg_is_contiguous(st));
+        assert_ptr_equal(st->data, a->data); /* NULL in no-alloc mode, a's memory otherwise */
+        assert_true(vkg_op_writes_src(VKG_OP_OPT_STEP_ADAMW, 3) &&
+                    !vkg_op_writes_src(VKG_OP_OPT_STEP_ADAMW, 1));
+        vkg_free(ctx);
+    }
 }
 
 static void ssm__packed_parts(void **state) {
@@ -714,6 +776,7 @@ int main(void) {
         cmocka_unit_test(view_back__geometry_in_op_params),
         cmocka_unit_test(views__share_root_and_offsets),
         cmocka_unit_test(ssm__packed_parts),
+        cmocka_unit_test(opt_step__node_is_a_view_of_a),
         cmocka_unit_test(ssm_scan__mamba1_form),
         cmocka_unit_test(context__no_alloc_has_no_data),
         cmocka_unit_test(context__alloc_mode_gives_aligned_host_data),
