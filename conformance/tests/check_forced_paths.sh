@@ -109,8 +109,8 @@ run "glue: no fused chains, two-pass VIEW_BACK and SUM" "$glue" \
 # (not the 771 K-output unbroadcast: 20 s on lavapipe that way).
 run "glue: sums down to a shape, a workgroup per output" \
   'sum*,repeat_back.*.ne0=?.*,repeat_back.*.ne0=64.*,train_*' VKGRAD_TUNING=glue.per_invocation_max=-1
-run "rope and optimizer steps: one item per invocation, small workgroups" 'rope*,opt_step*,clip_grad*' \
-  VKGRAD_TUNING=rope.wg=64,rope.per_inv=1,optim.wg=64,optim.per_inv=1
-run "rope and optimizer steps: 16 items per invocation" 'rope*,opt_step*,clip_grad*' \
-  VKGRAD_TUNING=rope.wg=1024,rope.per_inv=16,optim.wg=1024,optim.per_inv=16
+run "rope: one invocation per token; optimizer steps: one item per invocation" 'rope*,opt_step*,clip_grad*' \
+  VKGRAD_TUNING=rope.wg=1,optim.wg=64,optim.per_inv=1
+run "rope: workgroups of up to 1024; optimizer steps: 16 items per invocation" 'rope*,opt_step*,clip_grad*' \
+  VKGRAD_TUNING=rope.wg=1024,optim.wg=1024,optim.per_inv=16
 [ $fails -eq 0 ] || { echo "$fails forced-path run(s) failed" >&2; exit 1; }

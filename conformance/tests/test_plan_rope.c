@@ -1,8 +1,9 @@
 /* conformance/tests/test_plan_rope.c — the RoPE plan on the host, against
- * every device profile of vulkan/device_limits.h: the work items are every
- * pair and every copied element of every head vector, the workgroups cover
- * them exactly once within the device's limits, and shapes past 32-bit
- * indices are refused with the limit named. No device needed.
+ * every device profile of vulkan/device_limits.h: a workgroup per token
+ * within the grid, invocations within the device and no more than a head's
+ * slots (rounded up to 32) need, the slots being every pair and every copied
+ * element of a head vector; shapes past 32-bit indices refused with the
+ * limit named. No device needed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,15 +19,16 @@
 
 struct rope_case {
     const char *name;
-    uint64_t rows;
-    uint32_t head_dim, n_dims;
+    uint64_t tokens;
+    uint32_t n_head, head_dim, n_dims;
 };
 
 static const struct rope_case cases[] = {
-    {"one_pair", 1, 2, 2},
-    {"pass_through_dims", 21, 9, 4},
-    {"llama_32_heads_4096_tokens", 32 * 4096, 128, 128},
-    {"partial_rotary_neox", 8 * 1000, 80, 32},
+    {"one_pair", 1, 1, 2, 2},
+    {"pass_through_dims", 7, 3, 9, 4},
+    {"llama_32_heads_4096_tokens", 4096, 32, 128, 128},
+    {"partial_rotary_neox", 1000, 8, 80, 32},
+    {"wide_head_past_a_workgroup", 3, 2, 4096, 4096},
 };
 
 static struct vkg_vk_limits profile(enum vkg_vk_profile p) {
@@ -35,7 +37,7 @@ static struct vkg_vk_limits profile(enum vkg_vk_profile p) {
     return lim;
 }
 
-static void rope_plan__covers_every_item_once(void **state) {
+static void rope_plan__a_workgroup_per_token_within_limits(void **state) {
     const struct vkg_vk_limits lim = profile((enum vkg_vk_profile)(intptr_t)*state);
     struct vkg_vk_rope_tuning t;
     vkg_vk_rope_tuning_defaults(&t, &lim);
@@ -43,36 +45,35 @@ static void rope_plan__covers_every_item_once(void **state) {
         const struct rope_case *c = &cases[i];
         struct vkg_vk_rope_plan pl;
         char why[160] = "";
-        if (!vkg_vk_rope_plan_make(c->rows, c->head_dim, c->n_dims, &lim, &t, &pl, why, sizeof why))
+        if (!vkg_vk_rope_plan_make(c->tokens, c->n_head, c->head_dim, c->n_dims, &lim, &t, &pl, why,
+                                   sizeof why))
             fail_msg("%s / %s refused: %s", lim.profile, c->name, why);
-        const uint64_t per_group = (uint64_t)pl.wg * pl.per_inv;
         assert_int_equal(pl.slots, c->head_dim - c->n_dims / 2);
-        assert_int_equal(pl.n_items, c->rows * pl.slots);
-        assert_true(pl.n_groups * per_group >= pl.n_items);
-        assert_true((pl.n_groups - 1) * per_group < pl.n_items);
+        assert_int_equal(pl.n_tokens, c->tokens);
         assert_true(pl.wg >= 1 && pl.wg <= lim.max_workgroup_invocations &&
                     pl.wg <= lim.max_workgroup_size[0]);
-        assert_true(pl.n_groups <= (uint64_t)lim.max_workgroup_count[0] * lim.max_workgroup_count[1]);
+        assert_true(pl.wg <= (pl.slots + 31) / 32 * 32);
+        assert_true(pl.n_tokens <= (uint64_t)lim.max_workgroup_count[0] * lim.max_workgroup_count[1]);
     }
 }
 
-static void rope_plan__past_32_bit_items_refused_with_limit(void **state) {
+static void rope_plan__past_32_bit_elements_refused_with_limit(void **state) {
     const struct vkg_vk_limits lim = profile((enum vkg_vk_profile)(intptr_t)*state);
     struct vkg_vk_rope_tuning t;
     vkg_vk_rope_tuning_defaults(&t, &lim);
     struct vkg_vk_rope_plan pl;
     char why[160] = "";
-    assert_false(vkg_vk_rope_plan_make((1ull << 32) / 64 + 1, 128, 128, &lim, &t, &pl, why,
+    assert_false(vkg_vk_rope_plan_make((1ull << 32) / 4096 + 1, 32, 128, 128, &lim, &t, &pl, why,
                                        sizeof why));
     assert_non_null(strstr(why, "32-bit"));
 }
 
 static void rope_plan__workgroup_capped_by_device(void **state) {
     const struct vkg_vk_limits lim = profile((enum vkg_vk_profile)(intptr_t)*state);
-    struct vkg_vk_rope_tuning t = {.wg = 1024, .per_inv = 1};
+    struct vkg_vk_rope_tuning t = {.wg = 1024};
     struct vkg_vk_rope_plan pl;
     char why[160];
-    assert_true(vkg_vk_rope_plan_make(100, 128, 128, &lim, &t, &pl, why, sizeof why));
+    assert_true(vkg_vk_rope_plan_make(100, 4, 4096, 4096, &lim, &t, &pl, why, sizeof why));
     assert_true(pl.wg <= lim.max_workgroup_invocations && pl.wg <= lim.max_workgroup_size[0]);
 }
 
@@ -86,9 +87,10 @@ int main(void) {
         const struct {
             const char *name;
             CMUnitTestFunction fn;
-        } fns[3] = {{"rope_plan__covers_every_item_once", rope_plan__covers_every_item_once},
-                    {"rope_plan__past_32_bit_items_refused_with_limit",
-                     rope_plan__past_32_bit_items_refused_with_limit},
+        } fns[3] = {{"rope_plan__a_workgroup_per_token_within_limits",
+                     rope_plan__a_workgroup_per_token_within_limits},
+                    {"rope_plan__past_32_bit_elements_refused_with_limit",
+                     rope_plan__past_32_bit_elements_refused_with_limit},
                     {"rope_plan__workgroup_capped_by_device", rope_plan__workgroup_capped_by_device}};
         for (int f = 0; f < 3; f++, k++) {
             snprintf(names[k], sizeof names[k], "%s.%s", fns[f].name, lim.profile);

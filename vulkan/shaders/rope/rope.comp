@@ -3,18 +3,21 @@
 //   y_a = x_a cos θ − s·x_b sin θ,  y_b = s·x_a sin θ + x_b cos θ   (s = sign)
 // pairs (2i, 2i+1) or, NEOX, (i, i + n_dims/2); elements past n_dims copied.
 //
-// One work item per pair or pass-through element (rope_layout.h); per_inv
-// items per invocation, wg apart, over a flat item index folded into the
-// grid. Memory-bound: 8 bytes per element, each read and written once.
-// Sine and cosine come from common/rope_sincos.glsl (own reduction and
-// polynomials, not the driver's sin/cos); error bound: reference/ref_rope.c.
+// A workgroup per token (of every batch index i3): invocation j takes the
+// head-vector slots j, j + WG, ... (slot < n_dims/2 a pair, the rest copied
+// elements), forms its angle's sine and cosine once and applies them to the
+// pair in every head of the token, so the trigonometry is paid once per
+// token and pair, not per head, and no index is divided per element. Each
+// head's pairs are contiguous across the workgroup; every element is read
+// and written once (memory-bound: 8 bytes per element). Sine and cosine come
+// from rope_sincos below (own reduction and polynomials, not the driver's
+// sin/cos); error bound: reference/ref_rope.c.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "common/grid.glsl"
 #include "rope/rope_layout.h"
 
-layout(constant_id = VKG_ROPE_SPEC_WG) const uint WG = 256;
-layout(constant_id = VKG_ROPE_SPEC_PER_INV) const uint PER_INV = 4;
+layout(constant_id = VKG_ROPE_SPEC_WG) const uint WG = 64;
 layout(constant_id = VKG_ROPE_SPEC_NEOX) const uint NEOX = 0;
 layout(local_size_x_id = VKG_ROPE_SPEC_WG) in;
 
@@ -41,30 +44,31 @@ void rope_sincos(float theta, out float s, out float c) {
 }
 
 void main() {
-    const uint base = vkg_group_linear() * WG * PER_INV + gl_LocalInvocationID.x;
+    const uint tok = vkg_group_linear(); // i2 + n_tok·i3
+    if (tok >= p.n_tokens)
+        return;
+    const uint i2 = tok % p.ne.z, i3 = tok / p.ne.z;
     const uint half_dims = p.n_dims / 2u;
-    for (uint u = 0u; u < PER_INV; u++) {
-        const uint item = base + u * WG;
-        if (item >= p.n_items)
-            return;
-        const uint row = item / p.slots, slot = item - row * p.slots;
-        const uint i1 = row % p.ne.y, r2 = row / p.ne.y;
-        const uint i2 = r2 % p.ne.z, i3 = r2 / p.ne.z;
-        const uint xrow = p.x_off + i1 * p.x_nb.y + i2 * p.x_nb.z + i3 * p.x_nb.w;
-        const uint drow = p.d_off + row * p.ne.x;
-        if (slot >= half_dims) { // pass-through element
+    const uint x_tok = p.x_off + i2 * p.x_nb.z + i3 * p.x_nb.w;
+    const uint d_tok = p.d_off + tok * p.ne.y * p.ne.x;
+    const float fpos = float(pos[p.p_off + i2 * p.p_nb]);
+    for (uint slot = gl_LocalInvocationID.x; slot < p.slots; slot += WG) {
+        if (slot >= half_dims) { // a pass-through element of every head
             const uint i0 = p.n_dims + (slot - half_dims);
-            d[drow + i0] = x[xrow + i0 * p.x_nb.x];
+            for (uint h = 0u; h < p.ne.y; h++)
+                d[d_tok + h * p.ne.x + i0] = x[x_tok + h * p.x_nb.y + i0 * p.x_nb.x];
             continue;
         }
+        float s, c;
+        rope_sincos(fpos * exp2(float(slot) * p.log2_step), s, c);
+        s *= p.sign;
         const uint ia = NEOX != 0u ? slot : 2u * slot;
         const uint ib = NEOX != 0u ? slot + half_dims : 2u * slot + 1u;
-        const float theta = float(pos[p.p_off + i2 * p.p_nb]) * exp2(float(slot) * p.log2_step);
-        float s, c;
-        rope_sincos(theta, s, c);
-        s *= p.sign;
-        const float xa = x[xrow + ia * p.x_nb.x], xb = x[xrow + ib * p.x_nb.x];
-        d[drow + ia] = xa * c - xb * s;
-        d[drow + ib] = xa * s + xb * c;
+        for (uint h = 0u; h < p.ne.y; h++) {
+            const uint xr = x_tok + h * p.x_nb.y, dr = d_tok + h * p.ne.x;
+            const float xa = x[xr + ia * p.x_nb.x], xb = x[xr + ib * p.x_nb.x];
+            d[dr + ia] = xa * c - xb * s;
+            d[dr + ib] = xa * s + xb * c;
+        }
     }
 }

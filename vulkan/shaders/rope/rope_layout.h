@@ -16,20 +16,18 @@
 #endif
 
 /* rope.comp: x [head_dim, n_head, n_tok, n3] read through x_nb, the result
- * written contiguous. Each row (head vector) has `slots` work items: its
- * n_dims/2 pairs, then its head_dim - n_dims pass-through elements; item k
- * of the dispatch is slot k % slots of row k / slots. per_inv items per
- * invocation, wg apart (so a workgroup's loads stay contiguous).
- * log2_step = −log2(freq_base)/n_dims · 2 (the exponent of pair i is
- * i · log2_step); sign +1 forward, −1 backward. */
+ * written contiguous. A workgroup per token (n_tokens = n_tok·n3); each head
+ * vector has `slots` work items: its n_dims/2 pairs, then its
+ * head_dim − n_dims copied elements; invocation j takes slots j, j + wg, ...
+ * in every head of the token. log2_step = −2·log2(freq_base)/n_dims (the
+ * exponent of pair i is i·log2_step); sign +1 forward, −1 backward. */
 #define VKG_ROPE_PUSH                                                                              \
     VKG_ROPE_U32X4(ne);                                                                            \
     VKG_ROPE_U32X4(x_nb);                                                                          \
     VKG_ROPE_U32 x_off, d_off, p_off, p_nb;                                                        \
-    VKG_ROPE_U32 n_dims, slots, n_items, pad0;                                                     \
+    VKG_ROPE_U32 n_dims, slots, n_tokens, pad0;                                                    \
     VKG_ROPE_F32 log2_step, sign, pad1, pad2;
-#define VKG_ROPE_SPEC_WG      0 /* invocations per workgroup */
-#define VKG_ROPE_SPEC_PER_INV 1 /* items per invocation */
-#define VKG_ROPE_SPEC_NEOX    2 /* 1: pairs (i, i + n_dims/2), 0: (2i, 2i+1) */
+#define VKG_ROPE_SPEC_WG   0 /* invocations per workgroup */
+#define VKG_ROPE_SPEC_NEOX 1 /* 1: pairs (i, i + n_dims/2), 0: (2i, 2i+1) */
 
 #endif
