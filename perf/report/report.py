@@ -234,7 +234,8 @@ def write_data(d):
                                              "%g" % ws if ws else "NaN",
                                              "%g" % ks if ks else "NaN",
                                              "%g" % ss if ss else "NaN"))
-    # roofline: intensity, achieved GFLOP/s, op index, label
+    # roofline: intensity, achieved GFLOP/s, op index (the four backward ops 0-3,
+    # every other op, the training ops, 4), label
     ops = ["OUT_PROD", "CROSS_ENTROPY_LOSS_BACK", "SSM_CONV_BACK", "SSM_SCAN_BACK"]
     peak_bw = peak_fl = None
     with open(os.path.join(out, "roofline.tsv"), "w") as f:

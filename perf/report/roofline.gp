@@ -25,4 +25,5 @@ plot roofline(x) with lines lw 2 lc rgb '#444444' title 'measured roof', \
      data using 1:(column(3) == 0 ? $2 : 1/0) with points pt 7 ps 1.4 lc rgb '#1f77b4' title 'OUT_PROD', \
      '' using 1:(column(3) == 1 ? $2 : 1/0) with points pt 5 ps 1.4 lc rgb '#ff7f0e' title 'CROSS_ENTROPY_LOSS_BACK', \
      '' using 1:(column(3) == 2 ? $2 : 1/0) with points pt 9 ps 1.6 lc rgb '#2ca02c' title 'SSM_CONV_BACK', \
-     '' using 1:(column(3) == 3 ? $2 : 1/0) with points pt 13 ps 1.6 lc rgb '#d62728' title 'SSM_SCAN_BACK'
+     '' using 1:(column(3) == 3 ? $2 : 1/0) with points pt 13 ps 1.6 lc rgb '#d62728' title 'SSM_SCAN_BACK', \
+     '' using 1:(column(3) == 4 ? $2 : 1/0) with points pt 11 ps 1.4 lc rgb '#9467bd' title 'training ops (norms, softmax, RoPE, optimizer steps, ...)'
