@@ -21,8 +21,9 @@
  * A canary passes on a healthy driver; a shape that does not fit the device
  * is NotSupported naming the limit, never a silent pass. Each one's pitfall
  * can be simulated (VKGRAD_TESTING=canary_break=NAME for the kernel canaries,
- * VKG_FAULT ftz / jitter for the op canaries), which the harness test uses
- * to show that every canary fails when its pitfall is there. */
+ * VKG_FAULT ftz / jitter / otherbits for the op canaries), which the
+ * `canaries` test uses to show that every canary fails when its pitfall is
+ * there. Choices and measurements: canaries.md. */
 #ifndef VKGRAD_CONF_CANARY_H
 #define VKGRAD_CONF_CANARY_H
 
