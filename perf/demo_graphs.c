@@ -18,6 +18,14 @@
 #include "reference.h"
 
 struct vkg_perf_shape vkg_demo_shape(int i) {
+    /* embeddings and activations: a 1000-row table of 256 features read by
+     * 512 ids (repeats included), activations over 256 features x 64 rows */
+    static const enum vkg_perf_op acts[5] = {VKG_PERF_SILU_BACK, VKG_PERF_GELU_BACK,
+                                             VKG_PERF_GELU_ERF_BACK, VKG_PERF_SOFTPLUS_BACK,
+                                             VKG_PERF_EXP_BACK};
+    if (i == VKG_DEMO_FIRST_EMBED) return vkg_perf_get_rows_back(256, 1000, 512);
+    if (i > VKG_DEMO_FIRST_EMBED && i <= VKG_DEMO_FIRST_EMBED + 5)
+        return vkg_perf_act_back(acts[i - VKG_DEMO_FIRST_EMBED - 1], 256, 64);
     switch (i) {
     case 0:
         return vkg_perf_out_prod(512, 256, 64, false);
@@ -79,7 +87,9 @@ static struct vkg_tensor *sq_loss(struct vkg_context *ctx, struct vkg_tensor *y,
 }
 
 /* Slots: OUT_PROD dW: W x t; dX: W x t; CE: logits labels; CONV: sx c t;
- * SCAN: s x dt A B C ids t. */
+ * SCAN: s x dt A B C ids t; GET_ROWS_BACK: table ids t; activations: x t. */
+enum { S_TABLE = 0, S_RIDS = 1, S_GT = 2 };
+enum { S_AX = 0, S_AT = 1 };
 enum { S_W = 0, S_X = 1, S_T = 2 };
 enum { S_LOGITS = 0, S_LABELS = 1 };
 enum { S_SX = 0, S_C = 1, S_CT = 2 };
@@ -210,6 +220,36 @@ static bool build_train(struct vkg_context *ctx, const struct vkg_perf_shape *s,
         add_param(tg, a, "d_a");
         if (a && t)
             loss = sq_loss(ctx, vkg_soft_max_ext(ctx, a, NULL, DEMO_SOFTMAX_SCALE, true), t);
+        break;
+    }
+    case VKG_PERF_GET_ROWS_BACK: { /* loss = Σ (get_rows(table, ids) − t)², param table */
+        struct vkg_tensor *table = add_leaf(tg, vkg_new_tensor_2d(ctx, F32, s->n0, s->n1),
+                                            "table", VKG_PERF_UNIFORM, -1, 1);
+        struct vkg_tensor *ids = add_leaf(tg, vkg_new_tensor_1d(ctx, VKG_TYPE_I32, s->n_ids),
+                                          "ids", VKG_PERF_ROW_IDS, (float)s->n1, 0);
+        struct vkg_tensor *t = add_leaf(tg, vkg_new_tensor_2d(ctx, F32, s->n0, s->n_ids), "t",
+                                        VKG_PERF_UNIFORM, -1, 1);
+        add_param(tg, table, "d_table");
+        if (table && ids && t) loss = sq_loss(ctx, vkg_get_rows(ctx, table, ids), t);
+        break;
+    }
+    case VKG_PERF_SILU_BACK:
+    case VKG_PERF_GELU_BACK:
+    case VKG_PERF_GELU_ERF_BACK:
+    case VKG_PERF_SOFTPLUS_BACK:
+    case VKG_PERF_EXP_BACK: { /* loss = Σ (f(x) − t)², param x */
+        struct vkg_tensor *x = add_leaf(tg, vkg_new_tensor_2d(ctx, F32, s->n0, s->n1), "x",
+                                        VKG_PERF_UNIFORM, -4, 4);
+        struct vkg_tensor *t = add_leaf(tg, vkg_new_tensor_2d(ctx, F32, s->n0, s->n1), "t",
+                                        VKG_PERF_UNIFORM, -1, 1);
+        add_param(tg, x, "d_x");
+        struct vkg_tensor *(*f)(struct vkg_context *, struct vkg_tensor *) =
+            s->op == VKG_PERF_SILU_BACK       ? vkg_silu
+            : s->op == VKG_PERF_GELU_BACK     ? vkg_gelu
+            : s->op == VKG_PERF_GELU_ERF_BACK ? vkg_gelu_erf
+            : s->op == VKG_PERF_SOFTPLUS_BACK ? vkg_softplus
+                                              : vkg_exp;
+        if (x && t) loss = sq_loss(ctx, f(ctx, x), t);
         break;
     }
     default:
@@ -497,6 +537,44 @@ static bool reference_grads(struct vkg_demo_data *d, const struct train_graph *t
         struct vkgref_bound b3 =
             vkgref_rope_back(&ga, &pa, nd, false, DEMO_ROPE_BASE, d->ref[0], d->tol[0]);
         vkgref_tolerance(vkgref_bound_chain(bd, b3), d->tol[0], d->grad_n[0], d->tol[0]);
+        break;
+    }
+    case VKG_PERF_GET_ROWS_BACK: {
+        const struct vkg_tensor *tt = tg->leaves[S_GT].t;
+        struct vkgref_array ta = vkgref_f32(L[S_TABLE], ne4(tg->leaves[S_TABLE].t), NULL);
+        struct vkgref_array ia = vkgref_i32(L[S_RIDS], ne4(tg->leaves[S_RIDS].t));
+        int64_t ny = vkg_nelements(tt);
+        y = dalloc(ny), ym = dalloc(ny), g = dalloc(ny), gm = dalloc(ny);
+        if (!y || !ym || !g || !gm) goto oom;
+        struct vkgref_bound b1 = vkgref_get_rows(&ta, &ia, y, ym);
+        bd = vkgref_bound_chain(b1, twice_diff(y, ym, L[S_GT], ne4(tt), g, gm));
+        struct vkgref_array ga = vkgref_f64(g, ne4(tt), NULL);
+        ga.mag = gm;
+        bd = vkgref_bound_chain(bd, vkgref_get_rows_back(&ga, &ia, s->n1, d->ref[0], d->tol[0]));
+        vkgref_tolerance(bd, d->tol[0], d->grad_n[0], d->tol[0]);
+        break;
+    }
+    case VKG_PERF_SILU_BACK:
+    case VKG_PERF_GELU_BACK:
+    case VKG_PERF_GELU_ERF_BACK:
+    case VKG_PERF_SOFTPLUS_BACK:
+    case VKG_PERF_EXP_BACK: {
+        const enum vkgref_act act = s->op == VKG_PERF_SILU_BACK       ? VKGREF_SILU
+                                    : s->op == VKG_PERF_GELU_BACK     ? VKGREF_GELU
+                                    : s->op == VKG_PERF_GELU_ERF_BACK ? VKGREF_GELU_ERF
+                                    : s->op == VKG_PERF_SOFTPLUS_BACK ? VKGREF_SOFTPLUS
+                                                                      : VKGREF_EXP;
+        const struct vkg_tensor *tt = tg->leaves[S_AT].t;
+        struct vkgref_array xa = vkgref_f32(L[S_AX], ne4(tg->leaves[S_AX].t), NULL);
+        int64_t ny = vkg_nelements(tt);
+        y = dalloc(ny), ym = dalloc(ny), g = dalloc(ny), gm = dalloc(ny);
+        if (!y || !ym || !g || !gm) goto oom;
+        struct vkgref_bound b1 = vkgref_activation(act, &xa, y, ym);
+        bd = vkgref_bound_chain(b1, twice_diff(y, ym, L[S_AT], ne4(tt), g, gm));
+        struct vkgref_array ga = vkgref_f64(g, ne4(tt), NULL);
+        ga.mag = gm;
+        bd = vkgref_bound_chain(bd, vkgref_activation_back(act, &ga, &xa, d->ref[0], d->tol[0]));
+        vkgref_tolerance(bd, d->tol[0], d->grad_n[0], d->tol[0]);
         break;
     }
     default:

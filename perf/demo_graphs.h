@@ -39,7 +39,11 @@
  * training ops' backwards: RMS_NORM and NORM over 128 rows of 4096 features,
  * a causal SOFT_MAX over 256 keys x 256 queries x 8 heads; ROPE over 8 heads
  * of 128 dims x 64 tokens. */
-#define VKG_DEMO_N_OPS 8
+/* Then GET_ROWS_BACK and the five activation backwards (demo rows
+ * VKG_DEMO_FIRST_EMBED ..): a 1000 x 256 table read by 512 ids, loss
+ * Σ (get_rows − t)²; activations over 256 x 64, loss Σ (f(x) − t)². */
+#define VKG_DEMO_FIRST_EMBED 8
+#define VKG_DEMO_N_OPS (VKG_DEMO_FIRST_EMBED + 6)
 struct vkg_perf_shape vkg_demo_shape(int i);
 /* Row labels of the demo table: "OUT_PROD", ... */
 const char *vkg_demo_label(const struct vkg_perf_shape *s);

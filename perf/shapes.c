@@ -88,7 +88,42 @@ struct vkg_perf_shape vkg_perf_opt(int64_t n_params, bool adamw) {
                                    .n_params = n_params};
 }
 
+struct vkg_perf_shape vkg_perf_get_rows_back(int64_t dim, int64_t n_rows, int64_t n_ids) {
+    return (struct vkg_perf_shape){
+        .op = VKG_PERF_GET_ROWS_BACK, .n0 = dim, .n1 = n_rows, .n2 = 1, .n3 = 1, .n_ids = n_ids};
+}
+
+struct vkg_perf_shape vkg_perf_act_back(enum vkg_perf_op op, int64_t n0, int64_t n1) {
+    return (struct vkg_perf_shape){.op = op, .n0 = n0, .n1 = n1, .n2 = 1, .n3 = 1};
+}
+
+struct vkg_perf_shape vkg_perf_glue(enum vkg_perf_op op, const int64_t ne[4], const int64_t b[4]) {
+    return (struct vkg_perf_shape){.op = op,
+                                   .n0 = ne[0],
+                                   .n1 = ne[1],
+                                   .n2 = ne[2],
+                                   .n3 = ne[3],
+                                   .b0 = b[0],
+                                   .b1 = b[1],
+                                   .b2 = b[2],
+                                   .b3 = b[3]};
+}
+
+/* The vkgrad op of each perf op from GET_ROWS_BACK on (embeddings, activations,
+ * glue), in enum order. */
+static const int eag_ops[VKG_PERF_N_OPS - VKG_PERF_GET_ROWS_BACK] = {
+    VKG_OP_GET_ROWS_BACK, VKG_OP_SILU_BACK, VKG_OP_GELU_BACK, VKG_OP_GELU_ERF_BACK,
+    VKG_OP_SOFTPLUS_BACK, VKG_OP_EXP_BACK,  VKG_OP_ADD,       VKG_OP_MUL,
+    VKG_OP_REPEAT,        VKG_OP_REPEAT_BACK, VKG_OP_SUM_ROWS, VKG_OP_CONT,
+    VKG_OP_VIEW_BACK};
+
+static bool is_act_back(enum vkg_perf_op op) {
+    return op >= VKG_PERF_SILU_BACK && op <= VKG_PERF_EXP_BACK;
+}
+
 int vkg_perf_shape_vkg_op(const struct vkg_perf_shape *s) {
+    if (s->op >= VKG_PERF_GET_ROWS_BACK && s->op < VKG_PERF_N_OPS)
+        return eag_ops[s->op - VKG_PERF_GET_ROWS_BACK];
     if (is_train_op(s->op)) return train_ops[s->op - VKG_PERF_RMS_NORM];
     switch (s->op) {
     case VKG_PERF_OUT_PROD:
@@ -114,6 +149,8 @@ int vkg_perf_shape_vkg_op(const struct vkg_perf_shape *s) {
 }
 
 const char *vkg_perf_op_name(enum vkg_perf_op op) {
+    if (op >= VKG_PERF_GET_ROWS_BACK && op < VKG_PERF_N_OPS)
+        return vkg_op_name(eag_ops[op - VKG_PERF_GET_ROWS_BACK]);
     switch (op) {
     case VKG_PERF_OUT_PROD:
     case VKG_PERF_OUT_PROD_T:
@@ -143,6 +180,8 @@ const char *vkg_perf_op_key(enum vkg_perf_op op) {
         "ssm_scan_back", "rms_norm",   "rms_norm_back",           "norm",
         "norm_back",     "soft_max",   "soft_max_back", "rope",
         "rope_back",     "opt_step_adamw", "opt_step_sgd"};
+    if (op >= VKG_PERF_GET_ROWS_BACK && op < VKG_PERF_N_OPS)
+        return vkg_op_slug(eag_ops[op - VKG_PERF_GET_ROWS_BACK]);
     return (unsigned)op < VKG_PERF_N_OPS ? keys[op] : "?";
 }
 
@@ -164,6 +203,11 @@ const char *vkg_perf_shape_variant(const struct vkg_perf_shape *s) {
     case VKG_PERF_ROPE:
     case VKG_PERF_ROPE_BACK:
         return "normal";
+    case VKG_PERF_ADD:
+    case VKG_PERF_MUL:
+        return "broadcast";
+    case VKG_PERF_CONT:
+        return "transposed";
     default:
         return "";
     }
@@ -203,11 +247,36 @@ static const struct shape_key keys_softmax[] = {
 static const struct shape_key keys_rope[] = {
     KEY(head_dim, false), KEY(n_head, false), KEY(n_tok, false), {0}};
 static const struct shape_key keys_opt[] = {KEY(n_params, false), {0}};
+static const struct shape_key keys_rows[] = {
+    KEY_AT("n0", n0, false), KEY_AT("n_rows", n1, false), KEY(n_ids, false), {0}};
+static const struct shape_key keys_act[] = {KEY_AT("ne0", n0, false), KEY_AT("ne1", n1, false), {0}};
+static const struct shape_key keys_glue4[] = {
+    KEY_AT("ne0", n0, false), KEY_AT("ne1", n1, false), KEY_AT("ne2", n2, true),
+    KEY_AT("ne3", n3, true),  KEY(b0, false),           KEY(b1, false),
+    KEY(b2, true),            KEY(b3, true),            {0}};
+static const struct shape_key keys_glue[] = {KEY_AT("ne0", n0, false), KEY_AT("ne1", n1, false),
+                                             KEY_AT("ne2", n2, true),  KEY_AT("ne3", n3, true),
+                                             {0}};
+static const struct shape_key keys_view[] = {
+    KEY_AT("ne0", n0, false), KEY_AT("ne1", n1, false), KEY_AT("v0", b0, false), {0}};
 #undef KEY
 #undef KEY_AT
 
 static const struct shape_key *shape_keys(const struct vkg_perf_shape *s) {
+    if (is_act_back(s->op)) return keys_act;
     switch (s->op) {
+    case VKG_PERF_GET_ROWS_BACK:
+        return keys_rows;
+    case VKG_PERF_ADD:
+    case VKG_PERF_MUL:
+    case VKG_PERF_REPEAT:
+    case VKG_PERF_REPEAT_BACK:
+        return keys_glue4;
+    case VKG_PERF_SUM_ROWS:
+    case VKG_PERF_CONT:
+        return keys_glue;
+    case VKG_PERF_VIEW_BACK:
+        return keys_view;
     case VKG_PERF_OUT_PROD:
     case VKG_PERF_OUT_PROD_T:
         return keys_gemm;
@@ -342,6 +411,18 @@ bool vkg_perf_shape_parse(const char *spec, struct vkg_perf_shape *s, char *err,
         }
         *shape_field(s, &keys[i]) = 1;
     }
+    if (s->op >= VKG_PERF_GET_ROWS_BACK && (is_act_back(s->op) || s->op == VKG_PERF_GET_ROWS_BACK ||
+                                            s->op == VKG_PERF_VIEW_BACK))
+        s->n2 = s->n3 = 1;
+    if (shape_keys(s) == keys_glue4 && (s->n0 % s->b0 || s->n1 % s->b1 || s->n2 % s->b2 ||
+                                        s->n3 % s->b3)) {
+        snprintf(err, n, "ne0..ne3 must be multiples of b0..b3");
+        return false;
+    }
+    if (s->op == VKG_PERF_VIEW_BACK && s->b0 > s->n0) {
+        snprintf(err, n, "v0=%lld is wider than ne0=%lld", (long long)s->b0, (long long)s->n0);
+        return false;
+    }
     if (s->op == VKG_PERF_SCAN_BACK && !s->mamba1 && s->n_head % s->n_group) {
         snprintf(err, n, "n_head=%lld is not a multiple of n_group=%lld", (long long)s->n_head,
                  (long long)s->n_group);
@@ -392,8 +473,38 @@ static double softmax_live(const struct vkg_perf_shape *s) {
  *                                                              8·|x| + 4·n_tok
  *   ADAMW:     a g m v read, a m v written, 6 params read     28·n + 24
  *   SGD:       a g read, a written, 2 params read             12·n + 8 */
+static double n_main(const struct vkg_perf_shape *s) {
+    return (double)s->n0 * s->n1 * s->n2 * s->n3;
+}
+static double n_small(const struct vkg_perf_shape *s) {
+    return (double)s->b0 * s->b1 * s->b2 * s->b3;
+}
+
+/* ... and the ops after SSM_SCAN_BACK (n the main shape's elements, b the small one's):
+ *   GET_ROWS_BACK: g [n0, n_ids] and the ids read, the table written
+ *                                                   4(n0·n_ids + n_ids + n0·n1)
+ *   activation backwards: g and x read, d written   12·n
+ *   ADD, MUL: a and b read, the result written      4(2n + b)
+ *   REPEAT: b read, n written; REPEAT_BACK: n read, b written      4(n + b)
+ *   SUM_ROWS: n read, n/n0 written;  CONT: 8n;  VIEW_BACK: the window's g read,
+ *   the root written                                4(b0·n1 + n) */
 double vkg_perf_bytes(const struct vkg_perf_shape *s) {
+    if (is_act_back(s->op)) return 12.0 * n_main(s);
     switch (s->op) {
+    case VKG_PERF_GET_ROWS_BACK:
+        return 4.0 * ((double)s->n0 * s->n_ids + (double)s->n_ids + (double)s->n0 * s->n1);
+    case VKG_PERF_ADD:
+    case VKG_PERF_MUL:
+        return 4.0 * (2 * n_main(s) + n_small(s));
+    case VKG_PERF_REPEAT:
+    case VKG_PERF_REPEAT_BACK:
+        return 4.0 * (n_main(s) + n_small(s));
+    case VKG_PERF_SUM_ROWS:
+        return 4.0 * (n_main(s) + n_main(s) / (double)s->n0);
+    case VKG_PERF_CONT:
+        return 8.0 * n_main(s);
+    case VKG_PERF_VIEW_BACK:
+        return 4.0 * ((double)s->b0 * s->n1 + n_main(s));
     case VKG_PERF_OUT_PROD:
     case VKG_PERF_OUT_PROD_T:
         return 4.0 * ((double)s->m * s->k + (double)s->n * s->k + (double)s->m * s->n);
@@ -457,8 +568,35 @@ double vkg_perf_bytes(const struct vkg_perf_shape *s) {
  *              a·keep − (2)                                    15·n
  *   SGD:       a·keep, α·g, the difference                     3·n
  * Per-row and per-token terms (softplus, sigmoid) are lower order and left out. */
+/* ... and the ops after SSM_SCAN_BACK, per element of the result:
+ *   activation backwards as lib/ops_train.md writes f'(x) (exp, division
+ *   and erf's polynomial counted as one each), times g: SILU 10 (two
+ *   sigmoids), GELU 15, GELU_ERF 12, SOFTPLUS 4, EXP 2
+ *   GET_ROWS_BACK: one add per element of g (n0·n_ids)
+ *   ADD, MUL: n;  REPEAT_BACK: n − b;  SUM_ROWS: n − n/n0 (one add per term
+ *   past the first);  REPEAT, CONT, VIEW_BACK: 0 (copies: no roofline point,
+ *   their GB/s column is the figure). */
 double vkg_perf_flops(const struct vkg_perf_shape *s) {
     switch (s->op) {
+    case VKG_PERF_SILU_BACK:
+        return 10.0 * n_main(s);
+    case VKG_PERF_GELU_BACK:
+        return 15.0 * n_main(s);
+    case VKG_PERF_GELU_ERF_BACK:
+        return 12.0 * n_main(s);
+    case VKG_PERF_SOFTPLUS_BACK:
+        return 4.0 * n_main(s);
+    case VKG_PERF_EXP_BACK:
+        return 2.0 * n_main(s);
+    case VKG_PERF_GET_ROWS_BACK:
+        return (double)s->n0 * s->n_ids;
+    case VKG_PERF_ADD:
+    case VKG_PERF_MUL:
+        return n_main(s);
+    case VKG_PERF_REPEAT_BACK:
+        return n_main(s) - n_small(s);
+    case VKG_PERF_SUM_ROWS:
+        return n_main(s) - n_main(s) / (double)s->n0;
     case VKG_PERF_OUT_PROD:
     case VKG_PERF_OUT_PROD_T:
         return 2.0 * (double)s->m * s->n * s->k;
@@ -514,6 +652,14 @@ void *vkg_perf_leaf_data(const struct vkg_perf_leaf *leaf, uint64_t seed, int sl
     int64_t n = vkg_nelements(leaf->t);
     uint64_t state = seed ^ (0xD1B54A32D192ED03ull * (uint64_t)(slot + 1));
     splitmix64(&state);
+    if (leaf->dist == VKG_PERF_ROW_IDS) {
+        int32_t *ids = malloc((size_t)n * sizeof *ids);
+        if (!ids) return NULL;
+        const uint64_t n_rows = leaf->lo >= 1 ? (uint64_t)leaf->lo : 1;
+        for (int64_t i = 0; i < n; i++)
+            ids[i] = (int32_t)(splitmix64(&state) % n_rows);
+        return ids;
+    }
     if (leaf->dist == VKG_PERF_IDS) {
         int32_t *ids = malloc((size_t)n * sizeof *ids);
         if (!ids) return NULL;
@@ -651,6 +797,42 @@ static struct vkg_tensor *build_train_op(struct vkg_context *ctx, const struct v
     }
 }
 
+/* The glue ops: operands as vkg_perf_glue describes them. */
+static struct vkg_tensor *build_glue(struct vkg_context *ctx, const struct vkg_perf_shape *s,
+                                     struct vkg_perf_node *o) {
+    const int64_t *ne = &s->n0, *b = &s->b0;
+    struct vkg_tensor *big = NULL, *small = NULL;
+    switch (s->op) {
+    case VKG_PERF_ADD:
+    case VKG_PERF_MUL:
+    case VKG_PERF_REPEAT:
+    case VKG_PERF_REPEAT_BACK:
+        big = leaf(o, vkg_new_tensor_4d(ctx, F32, ne[0], ne[1], ne[2], ne[3]), "a",
+                   VKG_PERF_UNIFORM, -1, 1);
+        small = leaf(o, vkg_new_tensor_4d(ctx, F32, b[0], b[1], b[2], b[3]), "b",
+                     VKG_PERF_UNIFORM, -1, 1);
+        if (!big || !small) return NULL;
+        return s->op == VKG_PERF_ADD      ? vkg_add(ctx, big, small)
+               : s->op == VKG_PERF_MUL    ? vkg_mul(ctx, big, small)
+               : s->op == VKG_PERF_REPEAT ? vkg_repeat(ctx, small, big)
+                                          : vkg_repeat_back(ctx, big, small);
+    case VKG_PERF_SUM_ROWS:
+        big = leaf(o, vkg_new_tensor_4d(ctx, F32, ne[0], ne[1], ne[2], ne[3]), "a",
+                   VKG_PERF_UNIFORM, -1, 1);
+        return big ? vkg_sum_rows(ctx, big) : NULL;
+    case VKG_PERF_CONT: /* [n1, n0] stored, its transpose made contiguous */
+        big = leaf(o, vkg_new_tensor_4d(ctx, F32, ne[1], ne[0], ne[2], ne[3]), "a",
+                   VKG_PERF_UNIFORM, -1, 1);
+        return big ? vkg_cont(ctx, vkg_transpose(ctx, big)) : NULL;
+    default: { /* VIEW_BACK: g of the window [0, v0) x [0, n1) of a [n0, n1] root */
+        big = leaf(o, vkg_new_tensor_2d(ctx, F32, ne[0], ne[1]), "root", VKG_PERF_ZERO, 0, 0);
+        small = leaf(o, vkg_new_tensor_2d(ctx, F32, b[0], ne[1]), "g", VKG_PERF_UNIFORM, -1, 1);
+        struct vkg_tensor *v = big ? vkg_view_2d(ctx, big, b[0], ne[1], big->nb[1], 0) : NULL;
+        return v && small ? vkg_view_back(ctx, small, v) : NULL;
+    }
+    }
+}
+
 bool vkg_perf_build_node(struct vkg_context *ctx, const struct vkg_perf_shape *s,
                          struct vkg_perf_node *out) {
     memset(out, 0, sizeof *out);
@@ -728,6 +910,44 @@ bool vkg_perf_build_node(struct vkg_context *ctx, const struct vkg_perf_shape *s
             node = adamw ? vkg_opt_step_adamw(ctx, a, g, m, v, p) : vkg_opt_step_sgd(ctx, a, g, p);
         break;
     }
+    case VKG_PERF_GET_ROWS_BACK: {
+        struct vkg_tensor *g = leaf(out, vkg_new_tensor_2d(ctx, F32, s->n0, s->n_ids), "g",
+                                    VKG_PERF_UNIFORM, -1, 1);
+        struct vkg_tensor *ids = leaf(out, vkg_new_tensor_1d(ctx, VKG_TYPE_I32, s->n_ids), "ids",
+                                      VKG_PERF_ROW_IDS, (float)s->n1, 0);
+        struct vkg_tensor *like = leaf(out, vkg_new_tensor_2d(ctx, F32, s->n0, s->n1), "table",
+                                       VKG_PERF_ZERO, 0, 0);
+        node = g && ids && like ? vkg_get_rows_back(ctx, g, ids, like) : NULL;
+        break;
+    }
+    case VKG_PERF_SILU_BACK:
+    case VKG_PERF_GELU_BACK:
+    case VKG_PERF_GELU_ERF_BACK:
+    case VKG_PERF_SOFTPLUS_BACK:
+    case VKG_PERF_EXP_BACK: {
+        struct vkg_tensor *g = leaf(out, vkg_new_tensor_2d(ctx, F32, s->n0, s->n1), "g",
+                                    VKG_PERF_UNIFORM, -1, 1);
+        struct vkg_tensor *x = leaf(out, vkg_new_tensor_2d(ctx, F32, s->n0, s->n1), "x",
+                                    VKG_PERF_UNIFORM, -6, 6);
+        struct vkg_tensor *(*back)(struct vkg_context *, struct vkg_tensor *,
+                                   struct vkg_tensor *) =
+            s->op == VKG_PERF_SILU_BACK       ? vkg_silu_back
+            : s->op == VKG_PERF_GELU_BACK     ? vkg_gelu_back
+            : s->op == VKG_PERF_GELU_ERF_BACK ? vkg_gelu_erf_back
+            : s->op == VKG_PERF_SOFTPLUS_BACK ? vkg_softplus_back
+                                              : vkg_exp_back;
+        node = g && x ? back(ctx, g, x) : NULL;
+        break;
+    }
+    case VKG_PERF_ADD:
+    case VKG_PERF_MUL:
+    case VKG_PERF_REPEAT:
+    case VKG_PERF_REPEAT_BACK:
+    case VKG_PERF_SUM_ROWS:
+    case VKG_PERF_CONT:
+    case VKG_PERF_VIEW_BACK:
+        node = build_glue(ctx, s, out);
+        break;
     default:
         vkg_error(ctx, VKG_STATUS_INVALID_ARGUMENT, "perf: unknown op %d", (int)s->op);
     }
@@ -780,6 +1000,16 @@ int vkg_perf_refusal_ladder(int demo_op, uint64_t storage_range, struct vkg_perf
         break;
     case 7: /* any head and position count: only a binding past the range */
         ADD(vkg_perf_rope(128, 1, past / 128 + 1, true));
+        break;
+    case 8: /* GET_ROWS_BACK: only the binding range limits it */
+        ADD(vkg_perf_get_rows_back(1, past, 1));
+        break;
+    case 9: /* the activation backwards, in the demo's order: the binding range */
+    case 10:
+    case 11:
+    case 12:
+    case 13:
+        ADD(vkg_perf_act_back((enum vkg_perf_op)(VKG_PERF_SILU_BACK + demo_op - 9), past, 1));
         break;
     default:
         for (int64_t ds = 256; ds <= 1 << 14; ds <<= 1)

@@ -42,6 +42,20 @@ enum vkg_perf_op {
     VKG_PERF_ROPE_BACK,  /* ROPE_BACK, the same */
     VKG_PERF_ADAMW,      /* OPT_STEP_ADAMW in place */
     VKG_PERF_SGD,        /* OPT_STEP_SGD in place */
+    /* embeddings and activations (lib/ops_train.md); glue ops at LLM sizes */
+    VKG_PERF_GET_ROWS_BACK, /* table [n0, n1] from n_ids ids (repeated) */
+    VKG_PERF_SILU_BACK,     /* x, g [n0, n1] (and the four below) */
+    VKG_PERF_GELU_BACK,
+    VKG_PERF_GELU_ERF_BACK,
+    VKG_PERF_SOFTPLUS_BACK,
+    VKG_PERF_EXP_BACK,
+    VKG_PERF_ADD,         /* a [n0..n3] + b [b0..b3] broadcast */
+    VKG_PERF_MUL,         /* a [n0..n3] · b [b0..b3] broadcast */
+    VKG_PERF_REPEAT,      /* [b0..b3] to [n0..n3] */
+    VKG_PERF_REPEAT_BACK, /* [n0..n3] summed down to [b0..b3] */
+    VKG_PERF_SUM_ROWS,    /* [n0..n3] -> [1, n1..n3] */
+    VKG_PERF_CONT,        /* the transpose of a stored [n1, n0], made contiguous */
+    VKG_PERF_VIEW_BACK,   /* g of a [b0, n1] window of a [n0, n1] root */
     VKG_PERF_N_OPS
 };
 
@@ -62,6 +76,9 @@ struct vkg_perf_shape {
     int64_t n_kv, n_q;
     /* ROPE: head_dim, n_head and n_tok above. Optimizer steps: parameters. */
     int64_t n_params;
+    /* The ops after SSM_SCAN_BACK: the main shape, the small (broadcast,
+     * repeated or viewed) one, and GET_ROWS_BACK's ids. */
+    int64_t n0, n1, n2, n3, b0, b1, b2, b3, n_ids;
 };
 
 /* Shape constructors (the remaining fields zero). */
@@ -77,6 +94,15 @@ struct vkg_perf_shape vkg_perf_norm(enum vkg_perf_op op, int64_t n_embd, int64_t
 struct vkg_perf_shape vkg_perf_softmax(bool back, int64_t n_kv, int64_t n_q, int64_t n_head);
 struct vkg_perf_shape vkg_perf_rope(int64_t head_dim, int64_t n_head, int64_t n_tok, bool back);
 struct vkg_perf_shape vkg_perf_opt(int64_t n_params, bool adamw);
+
+/* GET_ROWS_BACK of a [dim, n_rows] table from n_ids ids; an activation's
+ * backward (op VKG_PERF_SILU_BACK .. VKG_PERF_EXP_BACK) on [n0, n1]; a glue
+ * op (VKG_PERF_ADD .. VKG_PERF_VIEW_BACK) on ne, with the small shape b
+ * (broadcast operand, repeat source or target; VIEW_BACK: b[0] the window's
+ * width; unused otherwise). */
+struct vkg_perf_shape vkg_perf_get_rows_back(int64_t dim, int64_t n_rows, int64_t n_ids);
+struct vkg_perf_shape vkg_perf_act_back(enum vkg_perf_op op, int64_t n0, int64_t n1);
+struct vkg_perf_shape vkg_perf_glue(enum vkg_perf_op op, const int64_t ne[4], const int64_t b[4]);
 
 /* Parse "OP:KEY=V.KEY=V..." (vkgrad perf --at): OP one of out_prod,
  * out_prod_t, cross_entropy_loss_back, ssm_conv_back, ssm_scan_back, rope,
@@ -109,6 +135,7 @@ enum vkg_perf_dist {
     VKG_PERF_IDS, /* I32 sequence ids q -> q % n_slots (lo = n_slots) */
     VKG_PERF_ADAMW_PARAMS, /* α 1e-3, β1 0.9, β2 0.999, ε 1e-8, λ 0.01, t 10 */
     VKG_PERF_SGD_PARAMS,   /* α 1e-3, λ 0.01 */
+    VKG_PERF_ROW_IDS, /* I32 embedding ids, uniform in [0, lo) (repeats included) */
 };
 
 #define VKG_PERF_MAX_LEAVES 10
@@ -142,7 +169,8 @@ bool vkg_perf_build_node(struct vkg_context *ctx, const struct vkg_perf_shape *s
 
 /* Candidate shapes a Vulkan device may refuse for demo op i (0 OUT_PROD,
  * 1 cross-entropy, 2 SSM_CONV, 3 SSM_SCAN, 4 RMS_NORM_BACK, 5 NORM_BACK,
- * 6 SOFT_MAX_BACK, 7 ROPE_BACK), smallest first. Each ladder walks
+ * 6 SOFT_MAX_BACK, 7 ROPE_BACK, 8 GET_ROWS_BACK, 9..13 SILU, GELU, GELU_ERF,
+ * SOFTPLUS, EXP backwards), smallest first. Each ladder walks
  * one kind of limit: shared memory (scan state, conv taps, row length), the
  * dispatch grid, and storage_range (maxStorageBufferRange; the last rung has
  * one tensor just past it; 0 means 2 GiB). */

@@ -44,6 +44,52 @@
 
 /* ---- the sweeps ---------------------------------------------------------------- */
 
+/* Embeddings, activations and glue ops (appended to both sweeps): the LLM
+ * shapes of the issue (rows of 4096 and 8192 features x 4096-16384 rows, a
+ * 32000 x 4096 embedding table with 4096 and 16384 ids; 8000 rows is the
+ * largest table lavapipe's 128 MiB bindings take), and the glue ops at the
+ * same sizes, with the unbroadcast of a broadcast mul_mat's backward,
+ * [1000,257,6,2] to [1000,257,3,2]; --quick: small neighbours and that
+ * unbroadcast. */
+static int sweep_embed_act_glue(struct vkg_perf_shape *s, int n, int max, bool quick) {
+#define ADD(x)                                                                                     \
+    do {                                                                                           \
+        if (n < max) s[n++] = (x);                                                                 \
+    } while (0)
+#define NE(a, b, c, d) ((const int64_t[]){a, b, c, d})
+    ADD(vkg_perf_glue(VKG_PERF_REPEAT_BACK, NE(1000, 257, 6, 2), NE(1000, 257, 3, 2)));
+    if (quick) {
+        ADD(vkg_perf_get_rows_back(256, 1000, 512));
+        ADD(vkg_perf_act_back(VKG_PERF_SILU_BACK, 1024, 256));
+        ADD(vkg_perf_act_back(VKG_PERF_GELU_BACK, 1024, 256));
+        ADD(vkg_perf_glue(VKG_PERF_ADD, NE(1024, 256, 1, 1), NE(1024, 1, 1, 1)));
+        return n;
+    }
+    ADD(vkg_perf_get_rows_back(4096, 8000, 4096));
+    ADD(vkg_perf_get_rows_back(4096, 32000, 4096));
+    ADD(vkg_perf_get_rows_back(4096, 32000, 16384));
+    ADD(vkg_perf_act_back(VKG_PERF_SILU_BACK, 4096, 4096));
+    ADD(vkg_perf_act_back(VKG_PERF_SILU_BACK, 4096, 16384));
+    ADD(vkg_perf_act_back(VKG_PERF_SILU_BACK, 8192, 4096));
+    ADD(vkg_perf_act_back(VKG_PERF_SILU_BACK, 8192, 16384));
+    ADD(vkg_perf_act_back(VKG_PERF_GELU_BACK, 4096, 4096));
+    ADD(vkg_perf_act_back(VKG_PERF_GELU_BACK, 8192, 16384));
+    ADD(vkg_perf_act_back(VKG_PERF_GELU_ERF_BACK, 4096, 4096));
+    ADD(vkg_perf_act_back(VKG_PERF_GELU_ERF_BACK, 8192, 4096));
+    ADD(vkg_perf_act_back(VKG_PERF_SOFTPLUS_BACK, 4096, 4096));
+    ADD(vkg_perf_act_back(VKG_PERF_EXP_BACK, 4096, 4096));
+    ADD(vkg_perf_glue(VKG_PERF_ADD, NE(4096, 4096, 1, 1), NE(4096, 1, 1, 1)));
+    ADD(vkg_perf_glue(VKG_PERF_MUL, NE(4096, 4096, 1, 1), NE(4096, 1, 1, 1)));
+    ADD(vkg_perf_glue(VKG_PERF_REPEAT, NE(4096, 4096, 1, 1), NE(4096, 1, 1, 1)));
+    ADD(vkg_perf_glue(VKG_PERF_REPEAT_BACK, NE(4096, 4096, 1, 1), NE(4096, 1, 1, 1)));
+    ADD(vkg_perf_glue(VKG_PERF_SUM_ROWS, NE(4096, 4096, 1, 1), NE(1, 1, 1, 1)));
+    ADD(vkg_perf_glue(VKG_PERF_CONT, NE(4096, 4096, 1, 1), NE(1, 1, 1, 1)));
+    ADD(vkg_perf_glue(VKG_PERF_VIEW_BACK, NE(8192, 4096, 1, 1), NE(4096, 1, 1, 1)));
+#undef NE
+#undef ADD
+    return n;
+}
+
 /* Full sweep: demo size first, then up to a saturating size. OUT_PROD dW is
  * out_prod(x[n_in, batch], G[n_out, batch]) (m = n_in, n = n_out, K = batch);
  * dX is out_prod(W[n_in, n_out], Gᵀ) (m = n_in, n = batch, K = n_out). */
@@ -106,7 +152,7 @@ static int sweep_full(struct vkg_perf_shape *s, int max) {
     ADD(vkg_perf_opt(100000000, true)); /* AdamW over 100 M parameters */
     ADD(vkg_perf_opt(1000000, false));
     ADD(vkg_perf_opt(100000000, false));
-    return n;
+    return sweep_embed_act_glue(s, n, max, false);
 }
 
 /* --quick: the demo's sizes and one smaller or larger neighbour, for CI on
@@ -133,7 +179,7 @@ static int sweep_quick(struct vkg_perf_shape *s, int max) {
     ADD(vkg_perf_rope(128, 8, 64, true));
     ADD(vkg_perf_opt(262144, true));
     ADD(vkg_perf_opt(262144, false));
-    return n;
+    return sweep_embed_act_glue(s, n, max, true);
 #undef ADD
 }
 

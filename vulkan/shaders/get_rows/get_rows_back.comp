@@ -41,7 +41,7 @@ void add_row(uint gi, uint dr, uint c0, uint c1) {
     [[unroll]] for (uint q = 0u; q < CPG; q++) {
         const uint c = c0 + 4u * (gl_LocalInvocationID.x + q * WG);
         if (c >= c1)
-            break;
+            continue;
         if (VEC4 != 0u) {
             d4[(dr + c) / 4u] += g4[(gi + c) / 4u];
         } else {
@@ -67,7 +67,7 @@ void main() {
         [[unroll]] for (uint q = 0u; q < CPG; q++) {
             const uint c = c0 + 4u * (lid + q * WG);
             if (c >= c1)
-                break;
+                continue;
             if (VEC4 != 0u)
                 d4[(d_batch + r * p.n0 + c) / 4u] = vec4(0.0);
             else
