@@ -45,6 +45,10 @@ struct tinfo {
     double time_us; /* last compute; < 0 unknown */
     bool time_gpu;
     struct vkg_buffer *buf; /* for storage roots we allocated */
+    /* storage roots updated in place: the updating node and its index in
+     * sched->compute (pass 1b) */
+    const struct vkg_tensor *writer;
+    int writer_pos;
 };
 
 struct shadow {
@@ -452,16 +456,6 @@ static enum vkg_status pass_place_nodes(struct vkg_sched *s) {
     return VKG_STATUS_OK;
 }
 
-/* The compute node that updates root in place, or NULL. */
-static struct vkg_tensor *in_place_writer(struct vkg_sched *s, const struct vkg_tensor *root) {
-    for (int i = 0; i < s->n_compute; i++)
-        for (int k = 0; k < VKG_MAX_SRC; k++)
-            if (s->compute[i]->src[k] && vkg_op_writes_src(s->compute[i]->op, k) &&
-                vkg_storage_root(s->compute[i]->src[k]) == root)
-                return s->compute[i];
-    return NULL;
-}
-
 /* True when src reaches its storage through writer (writer itself, or views
  * made from it): a read of the updated value, ordered after the update. */
 static bool reads_through(const struct vkg_tensor *src, const struct vkg_tensor *writer) {
@@ -471,43 +465,39 @@ static bool reads_through(const struct vkg_tensor *src, const struct vkg_tensor 
 }
 
 /* Pass 1b: in-place updates are safe to run in graph order. Each updated
- * leaf has one writer, and no compute node after the writer reads the
- * leaf's storage except through the writer (it would see the updated value
- * without depending on the update: a read meant for the old value must come
- * first, one meant for the new value must read the writer's node). */
+ * root records its one writer; then no compute node after the writer may
+ * read the root's storage except through the writer (it would see the
+ * updated value without depending on the update: a read meant for the old
+ * value must come first, one meant for the new value must read the
+ * writer's node). Linear in nodes × sources. */
 static enum vkg_status pass_check_in_place(struct vkg_sched *s) {
     for (int w = 0; w < s->n_compute; w++) {
         struct vkg_tensor *wn = s->compute[w];
         for (int k = 0; k < VKG_MAX_SRC; k++) {
             if (!wn->src[k] || !vkg_op_writes_src(wn->op, k)) continue;
-            const struct vkg_tensor *root = vkg_storage_root(wn->src[k]);
-            if (in_place_writer(s, root) != wn)
+            struct tinfo *re = map_find(s, vkg_storage_root(wn->src[k]));
+            if (re->writer && re->writer != wn)
                 return vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT,
                                  "sched_alloc_graph: '%s' is updated in place by two nodes "
                                  "('%s' and '%s'); one step per tensor and graph",
-                                 root->name, in_place_writer(s, root)->name, wn->name);
+                                 re->key->name, re->writer->name, wn->name);
+            re->writer = wn;
+            re->writer_pos = w;
         }
     }
-    for (int w = 0; w < s->n_compute; w++) {
-        struct vkg_tensor *wn = s->compute[w];
-        for (int k = 0; k < VKG_MAX_SRC; k++) {
-            if (!wn->src[k] || !vkg_op_writes_src(wn->op, k)) continue;
-            const struct vkg_tensor *root = vkg_storage_root(wn->src[k]);
-            for (int j = w + 1; j < s->n_compute; j++) {
-                const struct vkg_tensor *rn = s->compute[j];
-                for (int q = 0; q < VKG_MAX_SRC; q++) {
-                    const struct vkg_tensor *src = rn->src[q];
-                    if (!src || vkg_storage_root((struct vkg_tensor *)src) != root ||
-                        reads_through(src, wn))
-                        continue;
-                    return vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT,
-                                     "sched_alloc_graph: node '%s' (%s) reads '%s' after '%s' "
-                                     "(%s) updated it in place; compute it before the update, "
-                                     "or read the updating node",
-                                     rn->name, vkg_op_slug(rn->op), root->name, wn->name,
-                                     vkg_op_slug(wn->op));
-                }
-            }
+    for (int j = 0; j < s->n_compute; j++) {
+        const struct vkg_tensor *rn = s->compute[j];
+        for (int q = 0; q < VKG_MAX_SRC; q++) {
+            const struct vkg_tensor *src = rn->src[q];
+            if (!src) continue;
+            const struct tinfo *re = map_find(s, vkg_storage_root((struct vkg_tensor *)src));
+            if (!re->writer || re->writer_pos >= j || reads_through(src, re->writer)) continue;
+            return vkg_error(NULL, VKG_STATUS_INVALID_ARGUMENT,
+                             "sched_alloc_graph: node '%s' (%s) reads '%s' after '%s' (%s) "
+                             "updated it in place; compute it before the update, or read the "
+                             "updating node",
+                             rn->name, vkg_op_slug(rn->op), re->key->name, re->writer->name,
+                             vkg_op_slug(re->writer->op));
         }
     }
     return VKG_STATUS_OK;
@@ -522,7 +512,7 @@ static void pass_place_leaves(struct vkg_sched *s) {
         if (!e->key) continue;
         struct vkg_tensor *t = (struct vkg_tensor *)e->key;
         if (vkg_storage_root(t) != t || is_compute(t)) continue;
-        const struct vkg_tensor *writer = in_place_writer(s, t);
+        const struct vkg_tensor *writer = e->writer;
         if (writer) {
             e->backend = map_find(s, writer)->backend;
             snprintf(e->reason, sizeof e->reason, "%s (leaf, updated in place by '%.60s')",
