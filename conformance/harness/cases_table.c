@@ -37,10 +37,44 @@ int64_t conf_limit_conv_d_conv(const struct vkg_vulkan_device_info *info) {
     return f > 4032 ? (f - 4032) / 96 : 0;
 }
 
+/* Bytes of the largest tensor of an embedding or activation case (their LLM
+ * shapes reach past some devices' maxStorageBufferRange: lavapipe's 128 MiB);
+ * 0 for other families. */
+static int64_t embed_act_largest_bytes(const struct conf_case *c) {
+    switch (c->family->op) {
+    case VKG_OP_GET_ROWS:
+    case VKG_OP_GET_ROWS_BACK: {
+        int64_t n0 = conf_case_get(c, "n0"), n2 = conf_case_get(c, "n2");
+        int64_t rows = conf_case_get(c, "n_rows"), ids = conf_case_get(c, "n_ids");
+        return 4 * n0 * (rows > ids ? rows : ids) * n2;
+    }
+    case VKG_OP_SILU:
+    case VKG_OP_GELU:
+    case VKG_OP_GELU_ERF:
+    case VKG_OP_SOFTPLUS:
+    case VKG_OP_EXP:
+    case VKG_OP_SILU_BACK:
+    case VKG_OP_GELU_BACK:
+    case VKG_OP_GELU_ERF_BACK:
+    case VKG_OP_SOFTPLUS_BACK:
+    case VKG_OP_EXP_BACK:
+        return 4 * conf_case_get(c, "ne0") * conf_case_get(c, "ne1") * conf_case_get(c, "ne2");
+    default:
+        return 0;
+    }
+}
+
 bool conf_expect_on_vulkan(const struct conf_case *c, const struct vkg_vulkan_device_info *info,
                            char *reason, size_t reason_size) {
     int op = c->family->op;
     if (reason_size) reason[0] = 0;
+    const int64_t bytes = embed_act_largest_bytes(c);
+    if (bytes && (uint64_t)bytes >= info->max_storage_buffer_range) {
+        snprintf(reason, reason_size,
+                 "%s tensor of %" PRId64 " bytes >= maxStorageBufferRange %" PRIu64,
+                 vkg_op_slug(op), bytes, (uint64_t)info->max_storage_buffer_range);
+        return false;
+    }
     if (op == VKG_OP_SSM_SCAN || op == VKG_OP_SSM_SCAN_BACK) {
         int64_t lim = conf_limit_scan_d_state(info, op == VKG_OP_SSM_SCAN_BACK);
         int64_t d = conf_case_get(c, "d_state");

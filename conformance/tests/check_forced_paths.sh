@@ -113,4 +113,7 @@ run "rope: one invocation per token; optimizer steps: one item per invocation" '
   VKGRAD_TUNING=rope.wg=1,optim.wg=64,optim.per_inv=1
 run "rope: workgroups of up to 1024; optimizer steps: 16 items per invocation" 'rope*,opt_step*,clip_grad*' \
   VKGRAD_TUNING=rope.wg=1024,optim.wg=1024,optim.per_inv=16
+run "activations: element by element only" 'silu*,gelu*,softplus*,exp*' VKGRAD_TUNING=act.vec4=0
+run "embeddings: scalar rows, one table row per workgroup, one column group" 'get_rows*' \
+  VKGRAD_TUNING=get_rows.vec4=0,get_rows.rows=1,get_rows.cpg=1
 [ $fails -eq 0 ] || { echo "$fails forced-path run(s) failed" >&2; exit 1; }
