@@ -39,7 +39,7 @@ static void usage(FILE *f) {
     fprintf(
         f,
         "usage: vkgrad demo [--device N|all] [--reps N] [--cpu-threads N] [--no-refused]\n"
-        "                   [--profile] [--[no-]compile-pass]\n"
+        "                   [--profile] [--[no-]compile-pass] [--icd FILE]\n"
         "\n"
         "Builds the four training graphs of the seed demo (OUT_PROD dense 512->256 batch 64;\n"
         "cross-entropy 256 classes x 512 rows, one-hot labels; SSM_CONV d_conv 4, d_inner\n"

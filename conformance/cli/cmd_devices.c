@@ -14,7 +14,7 @@
 #include "vkgrad/vkgrad.h"
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: vkgrad devices [--json] [--tuning]\n"
+    fprintf(f, "usage: vkgrad devices [--json] [--tuning] [--icd FILE]\n"
                "\n"
                "List every Vulkan device (backend Vulkan<i>): device and driver identity, API\n"
                "version, CPU or GPU, subgroup size, shared memory, workgroup and storage-buffer\n"
@@ -25,6 +25,7 @@ static void usage(FILE *f) {
                "  --tuning also list each device's tuning: every key of VKGRAD_TUNING\n"
                "           (family.key=value,...), its value on that device, what it accepts\n"
                "           and what it chooses (with --json: a \"tuning\" object per device)\n"
+               "  --icd FILE  the Vulkan driver of this ICD manifest only (vkgrad --help)\n"
                "  --help   this text\n"
                "\n"
                "Exits 0 (also when there is no Vulkan device), 2 on bad usage or when\n"

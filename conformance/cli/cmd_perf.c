@@ -211,7 +211,7 @@ static void usage(FILE *f) {
         "usage: vkgrad perf [--device N|all] [--quick] [--ops LIST] [--reps N] [--csv FILE]\n"
         "                   [--shape TEXT] [--cpu-threads N] [--cpu-cap-gflop X] [--no-cpu]\n"
         "                   [--no-refused] [--pipeline-stats FILE] [--stages FILE]\n"
-        "                   [--[no-]compile-pass] [--at OP:SHAPE]...\n"
+        "                   [--[no-]compile-pass] [--at OP:SHAPE]... [--icd FILE]\n"
         "       vkgrad perf --list-devices\n"
         "\n"
         "Benchmarks the backward ops per shape, from the demo's sizes up to GPU-saturating\n"
