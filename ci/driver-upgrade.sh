@@ -8,12 +8,15 @@
 # reports/lavapipe-25.0.7/ comparison) and a shared 2-core machine's times
 # are noise.
 #
-# usage: ci/driver-upgrade.sh [BUILD_DIR]   (default build; writes BUILD_DIR/driver-upgrade/)
+# usage: ci/driver-upgrade.sh [BUILD_DIR [CONFORM-OPTION...]]
+#   BUILD_DIR defaults to build; the files go to BUILD_DIR/driver-upgrade/;
+#   CONFORM-OPTIONs narrow both runs (--include 'ssm_conv*', --full).
 # Exit: compare's (0 no regression, 1 a regression, 2 bad input), 1 when
 # either driver cannot be found or both runs report the same driver.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build}"
+[ $# -gt 0 ] && shift
 vkgrad="$build/conformance/vkgrad"
 out="$build/driver-upgrade"
 mkdir -p "$out"
@@ -29,7 +32,7 @@ for tag in old new; do
     rm -rf "$out/shader-cache-$tag"
     "$vkgrad" devices --icd "$icd" | tee "$out/devices-$tag.txt"
     MESA_SHADER_CACHE_DIR="$out/shader-cache-$tag" "$vkgrad" conform --icd "$icd" --device 0 \
-        --time-reps 0 --quiet --json "$out/$tag.jsonl" || true
+        --time-reps 0 --quiet --json "$out/$tag.jsonl" "$@" || true
 done
 
 driver() { sed -n 's/^  driver *//p' "$1" | head -n 1; }

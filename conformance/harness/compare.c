@@ -630,7 +630,7 @@ static void compare_compile(struct tlist *l, const struct conf_result *b,
     if (cp.cpu) snprintf(cpu, sizeof cpu, " CPU (%.2f s -> %.2f s wall)", cp.b_wall / 1e6,
                          cp.r_wall / 1e6);
     add(l, CONF_T_COMPILE_TIME, !o->compile_time_note, r,
-        "pipeline creation %.2f s -> %.2f s%s, x%.1f; %s%s%s", cp.b_us / 1e6, cp.r_us / 1e6, cpu,
+        "compile time %.2f s -> %.2f s%s, x%.1f; %s%s%s", cp.b_us / 1e6, cp.r_us / 1e6, cpu,
         cp.r_us / fmax(cp.b_us, 1),
         cp.cold ? "cold cache: the compile passes" : "in the runs themselves", slowest,
         o->compile_time_note ? "; a note (--compile-time-note)" : "");
