@@ -935,7 +935,7 @@ static int run_jobs(const struct conform_args *c, struct conform_run *r) {
 /* Pipeline creation per backend: the run's own and the compile pass's. */
 static void print_compile_time(FILE *f, const struct conform_run *r) {
     for (int t = 0; t < r->n_targets; t++) {
-        double run = 0, pass = 0, worst = 0;
+        double run = 0, pass = 0, worst = 0, run_cpu = 0, pass_cpu = 0;
         int n_pass = 0, n = 0;
         const char *worst_case = NULL;
         for (int k = 0; k < r->n_jobs; k++) {
@@ -943,14 +943,18 @@ static void print_compile_time(FILE *f, const struct conform_run *r) {
             if (r->jobs[k].t != &r->targets[t]) continue;
             n += x->n_pipelines_total;
             if (x->compile_us > 0) run += x->compile_us;
+            if (x->compile_cpu_us > 0) run_cpu += x->compile_cpu_us;
             if (x->compile_pass_us >= 0) pass += x->compile_pass_us, n_pass++;
+            if (x->compile_pass_cpu_us > 0) pass_cpu += x->compile_pass_cpu_us;
             const double w = x->compile_pass_us >= 0 ? x->compile_pass_us : x->compile_us;
             if (w > worst) worst = w, worst_case = x->case_name;
         }
         if (n == 0 && n_pass == 0) continue;
-        fprintf(f, "compile time on %s: %d pipelines, %.1f s in this run", r->targets[t].name, n,
-                run / 1e6);
-        if (n_pass) fprintf(f, ", %.1f s in the compile pass (cold)", pass / 1e6);
+        fprintf(f, "compile time on %s: %d pipelines, %.1f s in this run (%.1f s CPU)",
+                r->targets[t].name, n, run / 1e6, run_cpu / 1e6);
+        if (n_pass)
+            fprintf(f, ", %.1f s in the compile pass (cold; %.1f s CPU)", pass / 1e6,
+                    pass_cpu / 1e6);
         if (worst_case) fprintf(f, "; the most in one case %.1f s (%s)", worst / 1e6, worst_case);
         fprintf(f, "\n");
     }
