@@ -55,7 +55,8 @@ static void print_compile_summary(const struct conf_result *base, int nb,
         if (per_b[i].base_us <= 0 && per_b[i].run_us <= 0) continue; /* the CPU backend */
         printf("\ncompile time on %s, %d cases in both runs (%s): %.1f s -> %.1f s wall (x%.2f)",
                per_b[i].backend, per_b[i].n,
-               per_b[i].cold ? "cold cache: the compile passes" : "as the runs measured it",
+               per_b[i].cold ? "first builds: both compile passes"
+                             : "first builds: a compile pass where a run had one",
                per_b[i].base_us / 1e6, per_b[i].run_us / 1e6,
                per_b[i].run_us / (per_b[i].base_us > 0 ? per_b[i].base_us : 1));
         if (per_b[i].cpu)

@@ -376,20 +376,30 @@ void conf_compare_options_default(struct conf_compare_options *o) {
 
 bool conf_compile_times(const struct conf_result *b, const struct conf_result *r,
                         struct conf_compile_pair *p) {
-    p->cold = b->compile_pass_us >= 0 && r->compile_pass_us >= 0;
-    p->b_wall = p->cold ? b->compile_pass_us : b->compile_us;
-    p->r_wall = p->cold ? r->compile_pass_us : r->compile_us;
-    const double bc = p->cold ? b->compile_pass_cpu_us : b->compile_cpu_us;
-    const double rc = p->cold ? r->compile_pass_cpu_us : r->compile_cpu_us;
+    /* first builds: the compile pass's where a side had one, else its run's */
+    p->b_pass = b->compile_pass_us >= 0;
+    p->r_pass = r->compile_pass_us >= 0;
+    p->cold = p->b_pass && p->r_pass;
+    p->b_wall = p->b_pass ? b->compile_pass_us : b->compile_us;
+    p->r_wall = p->r_pass ? r->compile_pass_us : r->compile_us;
+    const double bc = p->b_pass ? b->compile_pass_cpu_us : b->compile_cpu_us;
+    const double rc = p->r_pass ? r->compile_pass_cpu_us : r->compile_cpu_us;
     p->cpu = bc >= 0 && rc >= 0;
     p->b_us = p->cpu ? bc : p->b_wall;
     p->r_us = p->cpu ? rc : p->r_wall;
     return p->b_wall >= 0 && p->r_wall >= 0;
 }
 
-/* A pipeline's figure as a pair of records is judged (cold, cpu). */
-static double pipe_time(const struct conf_pipeline *p, const struct conf_compile_pair *cp) {
-    return cp->cold ? (cp->cpu ? p->pass_cpu_us : p->pass_us) : (cp->cpu ? p->cpu_us : p->us);
+/* A pipeline's figure as its side of a pair of records is judged (pass, cpu). */
+static double pipe_time(const struct conf_pipeline *p, bool pass, const struct conf_compile_pair *cp) {
+    return pass ? (cp->cpu ? p->pass_cpu_us : p->pass_us) : (cp->cpu ? p->cpu_us : p->us);
+}
+
+static const char *compile_basis(const struct conf_compile_pair *cp) {
+    return cp->cold     ? "first builds: both compile passes"
+           : cp->r_pass ? "first builds: the baseline's run against the compile pass"
+           : cp->b_pass ? "first builds: the baseline's compile pass against the run"
+                        : "in the runs themselves";
 }
 
 /* The pipeline of r whose creation time grew most against b's of the same
@@ -400,10 +410,10 @@ static int slowest_growth(const struct conf_result *b, const struct conf_result 
     double grow = -1e300;
     for (int i = 0; i < r->n_pipelines; i++) {
         const struct conf_pipeline *rp = &r->pipelines[i];
-        const double rt = pipe_time(rp, cp);
+        const double rt = pipe_time(rp, cp->r_pass, cp);
         for (int k = 0; k < b->n_pipelines; k++) {
             const struct conf_pipeline *bp = &b->pipelines[k];
-            const double bt = pipe_time(bp, cp);
+            const double bt = pipe_time(bp, cp->b_pass, cp);
             if (strcmp(bp->name, rp->name) || rt < 0 || bt < 0 || rt - bt <= grow) continue;
             grow = rt - bt;
             best = i;
@@ -520,11 +530,11 @@ int conf_compile_summary(const struct conf_result *base, int nb, const struct co
         total_add(per_backend, &n_b, max_b, r->backend, r->backend, cp.b_wall, cp.r_wall, &cp);
         per_backend_cpu(per_backend, n_b, r->backend, &cp);
         for (int k = 0; k < r->n_pipelines; k++) {
-            const double rt = pipe_time(&r->pipelines[k], &cp);
+            const double rt = pipe_time(&r->pipelines[k], cp.r_pass, &cp);
             if (rt >= 0) total_add(all, &n_p, cap, r->pipelines[k].name, r->backend, 0, rt, &cp);
         }
         for (int k = 0; k < b->n_pipelines; k++) {
-            const double bt = pipe_time(&b->pipelines[k], &cp);
+            const double bt = pipe_time(&b->pipelines[k], cp.b_pass, &cp);
             if (bt >= 0) total_add(all, &n_p, cap, b->pipelines[k].name, b->backend, bt, 0, &cp);
         }
     }
@@ -632,7 +642,7 @@ static void compare_compile(struct tlist *l, const struct conf_result *b,
     add(l, CONF_T_COMPILE_TIME, !o->compile_time_note, r,
         "compile time %.2f s -> %.2f s%s, x%.1f; %s%s%s", cp.b_us / 1e6, cp.r_us / 1e6, cpu,
         cp.r_us / fmax(cp.b_us, 1),
-        cp.cold ? "cold cache: the compile passes" : "in the runs themselves", slowest,
+        compile_basis(&cp), slowest,
         o->compile_time_note ? "; a note (--compile-time-note)" : "");
 }
 

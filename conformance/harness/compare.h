@@ -13,8 +13,8 @@
  *   time            the fastest GPU time grew by time_factor (x1.25) and
  *                   time_min_us, past the baseline's slowest run         regression
  *                   (a note on a CPU Vulkan device such as lavapipe)
- *   compile time    the case's pipeline creation (cold: the compile pass's
- *                   when both runs have one, else the run's own; CPU time
+ *   compile time    the case's compile time (each run's first build: its
+ *                   compile pass's where it had one, else its own; CPU time
  *                   when both have it) grew by compile_factor (x2) and
  *                   compile_min_us (250 ms)                                 regression
  *                   (a note with compile_time_note)
@@ -106,15 +106,17 @@ bool conf_time_regressed(const struct conf_result *b, const struct conf_result *
 bool conf_time_judged(const struct conf_result *b, const struct conf_result *r,
                       const struct conf_compare_options *o);
 
-/* The pipeline creation times compare judges for a pair of records: the
- * compile pass's of both when both have one (cold), else the runs' own; the
+/* The compile times compare judges for a pair of records: each side's first
+ * build, the compile pass's where it had one (a cold cache when the pass
+ * started from an empty one), else its run's own; the
  * CPU time when both have it (the compiler's work: other load on the
  * machine barely moves it), else the wall time. false when one of them has
  * none. */
 struct conf_compile_pair {
     double b_us, r_us;       /* judged: CPU when cpu, else wall */
     double b_wall, r_wall;   /* wall, for the text */
-    bool cold, cpu;
+    bool b_pass, r_pass;     /* that side's figures are its compile pass's */
+    bool cold, cpu;          /* cold: both sides' */
 };
 bool conf_compile_times(const struct conf_result *b, const struct conf_result *r,
                         struct conf_compile_pair *p);
