@@ -33,7 +33,7 @@ static const struct vkg_vk_kernel k_get_rows =
 static const struct vkg_vk_kernel k_get_rows_back =
     VKG_VK_KERNEL(vkg_vk_spv_get_rows_back, 3, struct vkg_get_rows_push);
 
-enum { ROWS_WG = 256, ROWS_PER_WG = 32, ROWS_CPG = 4, ROWS_SHARED_ARRAYS = 3 };
+enum { ROWS_WG = 256, ROWS_PER_WG = 32, ROWS_CPG = 4, ROWS_IDS_PER_INV = 4, ROWS_SHARED_ARRAYS = 3 };
 
 /* ---- plan ---- */
 
@@ -61,7 +61,13 @@ bool vkg_vk_get_rows_plan_make(const struct vkg_vk_get_rows_problem *p, const st
         pl->slab = 4 * pl->wg * pl->cpg;
         pl->rows_per_wg = (uint32_t)t->rows;
         pl->n_blocks = (uint32_t)((p->n_rows + pl->rows_per_wg - 1) / pl->rows_per_wg);
-        pl->shared_bytes = ROWS_SHARED_ARRAYS * pl->wg * (uint32_t)sizeof(uint32_t);
+        /* three TILE-entry lists; fewer ids per invocation where shared memory is short */
+        uint32_t ids_per = (uint32_t)t->ids_per_inv;
+        while (ids_per > 1 &&
+               ROWS_SHARED_ARRAYS * ids_per * pl->wg * sizeof(uint32_t) > lim->max_shared_memory)
+            ids_per /= 2;
+        pl->tile = ids_per * pl->wg;
+        pl->shared_bytes = ROWS_SHARED_ARRAYS * pl->tile * (uint32_t)sizeof(uint32_t);
         if (pl->shared_bytes > lim->max_shared_memory) {
             snprintf(reason, reason_size, "%u B of shared memory > %u (maxComputeSharedMemorySize)",
                      pl->shared_bytes, lim->max_shared_memory);
@@ -138,14 +144,15 @@ static enum vkg_status rows_encode(struct vkg_vk_encoder *enc, const struct vkg_
         push.s_nb[i] = vkg_vk_elem_stride(src->nb[i]);
         push.ids_nb[i] = vkg_vk_elem_stride(ids->nb[i]);
     }
-    uint32_t spec[3];
+    uint32_t spec[4];
     spec[VKG_GET_ROWS_SPEC_WG] = pl.wg;
     spec[VKG_GET_ROWS_SPEC_VEC4] = pl.vec4 ? 1u : 0u;
     spec[VKG_GET_ROWS_SPEC_CPG] = pl.cpg;
+    spec[VKG_GET_ROWS_SPEC_TILE] = pr.backward ? pl.tile : pl.wg;
     const struct vkg_tensor *t[3] = {src, ids, node};
     uint32_t gx, gy;
     vkg_vk_grid(enc, pl.groups, &gx, &gy);
-    return vkg_vk_dispatch(enc, pr.backward ? &k_get_rows_back : &k_get_rows, spec, 3, t, 3, &push,
+    return vkg_vk_dispatch(enc, pr.backward ? &k_get_rows_back : &k_get_rows, spec, 4, t, 3, &push,
                            gx, gy, 1);
 }
 
@@ -177,11 +184,15 @@ const struct vkg_vk_tune_key vkg_vk_get_rows_tune_keys[] = {
              "GET_ROWS_BACK: table rows one workgroup owns (each workgroup scans every id)"),
     ROWS_KEY(cpg, 1, 16, "GET_ROWS_BACK: 4-column groups per invocation in a column slab"),
     ROWS_KEY(vec4, 0, 1, "1: 16-byte loads and stores where every row starts 16-byte aligned"),
+    ROWS_KEY(ids_per_inv, 1, 64,
+             "GET_ROWS_BACK: ids each invocation tests per tile (one prefix sum per tile; "
+             "halved while the tile's lists exceed shared memory)"),
     {NULL, 0, 0, 0, NULL, NULL},
 };
 
 void vkg_vk_get_rows_tuning_defaults(struct vkg_vk_get_rows_tuning *t, const struct vkg_vk_limits *lim) {
     (void)lim;
     *t = (struct vkg_vk_get_rows_tuning){
-        .wg = ROWS_WG, .rows = ROWS_PER_WG, .cpg = ROWS_CPG, .vec4 = 1};
+        .wg = ROWS_WG, .rows = ROWS_PER_WG, .cpg = ROWS_CPG, .vec4 = 1,
+        .ids_per_inv = ROWS_IDS_PER_INV};
 }

@@ -14,6 +14,7 @@ struct vkg_vk_get_rows_tuning {
     int rows; /* backward: table rows one workgroup owns */
     int cpg;  /* backward: 4-column groups per invocation (the slab is 4·wg·cpg columns) */
     int vec4; /* 1: 16-byte loads and stores where the rows allow; 0: never */
+    int ids_per_inv; /* backward: ids each invocation tests per tile (shared memory permitting) */
 };
 extern const struct vkg_vk_tune_key vkg_vk_get_rows_tune_keys[];
 void vkg_vk_get_rows_tuning_defaults(struct vkg_vk_get_rows_tuning *t, const struct vkg_vk_limits *lim);
@@ -33,6 +34,7 @@ struct vkg_vk_get_rows_problem {
  * cpg column groups per invocation, shared_bytes of shared memory. */
 struct vkg_vk_get_rows_plan {
     uint32_t wg, cpg, slab, n_slabs, rows_per_wg, n_blocks;
+    uint32_t tile; /* backward: ids per tile, ids_per_inv·wg */
     bool vec4;
     uint64_t groups;
     uint32_t shared_bytes;

@@ -6,9 +6,11 @@
 // and one slab of columns; each invocation owns CPG groups of 4 columns of
 // the slab in every row of the block, so nobody else ever touches what it
 // adds to. It zeroes its columns of the block, then walks the ids in tiles
-// of WG: each invocation tests one id against [r0, r1), a prefix sum over
-// the workgroup compacts the hits in increasing i (the inverse index of the
-// tile, built on the device), and every invocation adds g's row of each hit,
+// of TILE: each invocation tests TILE/WG consecutive ids against [r0, r1),
+// a prefix sum of the per-invocation counts over the workgroup compacts the
+// hits in increasing i (the inverse index of the tile, built on the device;
+// one prefix sum per TILE ids, its 2·log2(WG) barriers shared by TILE/WG
+// ids), and every invocation adds g's row of each hit,
 // in that order, into its columns of the hit's row. Every element is thus a
 // sum in increasing i, the CPU's order: the results match it bit for bit.
 // Ids were checked against [0, n_rows) on the host. Error: γ(m), m the
@@ -22,6 +24,7 @@
 layout(local_size_x_id = VKG_GET_ROWS_SPEC_WG) in;
 layout(constant_id = VKG_GET_ROWS_SPEC_VEC4) const uint VEC4 = 0u;
 layout(constant_id = VKG_GET_ROWS_SPEC_CPG) const uint CPG = 1u;
+layout(constant_id = VKG_GET_ROWS_SPEC_TILE) const uint TILE = 256u;
 #define WG gl_WorkGroupSize.x
 
 layout(set = 0, binding = 0) readonly buffer G { float g[]; };
@@ -32,9 +35,9 @@ layout(set = 0, binding = 2) buffer D4 { vec4 d4[]; };
 
 layout(push_constant) uniform Push { VKG_GET_ROWS_PUSH } p;
 
-shared uint s_count[1024];
-shared uint s_i[1024];
-shared uint s_r[1024];
+shared uint s_count[TILE]; // the first WG entries: per-invocation hit counts
+shared uint s_i[TILE];
+shared uint s_r[TILE];
 
 // Add g row gi into result row dr (element offsets), this invocation's columns.
 void add_row(uint gi, uint dr, uint c0, uint c1) {
@@ -75,30 +78,37 @@ void main() {
                     d[d_batch + r * p.n0 + e] = 0.0;
         }
 
-    for (uint t0 = 0u; t0 < p.n_ids; t0 += WG) {
-        const uint i = t0 + lid;
-        uint r = 0u, hit = 0u;
-        if (i < p.n_ids) {
-            r = uint(ids[p.ids_off + i * p.ids_nb.x + j * p.ids_nb.y + k * p.ids_nb.z]);
-            hit = r >= r0 && r < r1 ? 1u : 0u;
+    const uint per = TILE / WG; // ids per invocation and tile
+    const uint id_base = p.ids_off + j * p.ids_nb.y + k * p.ids_nb.z;
+    for (uint t0 = 0u; t0 < p.n_ids; t0 += TILE) {
+        const uint first = t0 + lid * per;
+        uint hits = 0u;
+        for (uint e = 0u; e < per && first + e < p.n_ids; e++) {
+            const uint r = uint(ids[id_base + (first + e) * p.ids_nb.x]);
+            hits += r >= r0 && r < r1 ? 1u : 0u;
         }
-        s_count[lid] = hit;
+        s_count[lid] = hits;
         barrier();
-        for (uint off = 1u; off < WG; off <<= 1) { // inclusive prefix sum of the hits
+        for (uint off = 1u; off < WG; off <<= 1) { // inclusive prefix sum of the counts
             const uint v = lid >= off ? s_count[lid - off] : 0u;
             barrier();
             s_count[lid] += v;
             barrier();
         }
         const uint n_hits = s_count[WG - 1u];
-        if (hit != 0u) {
-            s_i[s_count[lid] - 1u] = i;
-            s_r[s_count[lid] - 1u] = r;
+        uint pos = s_count[lid] - hits;
+        for (uint e = 0u; e < per && first + e < p.n_ids && hits != 0u; e++) {
+            const uint r = uint(ids[id_base + (first + e) * p.ids_nb.x]);
+            if (r >= r0 && r < r1) {
+                s_i[pos] = first + e;
+                s_r[pos] = r;
+                pos++;
+            }
         }
         barrier();
         for (uint h = 0u; h < n_hits; h++)
             add_row(p.s_off + s_i[h] * p.s_nb.y + j * p.s_nb.z + k * p.s_nb.w,
                     d_batch + s_r[h] * p.n0, c0, c1);
-        barrier(); // the next tile rewrites the lists
+        barrier(); // the next tile rewrites the counts and the lists
     }
 }

@@ -16,6 +16,7 @@
 #define VKG_GET_ROWS_SPEC_WG   0 /* invocations per workgroup (a power of two) */
 #define VKG_GET_ROWS_SPEC_VEC4 1 /* 1: source rows and the result in whole 16-byte groups */
 #define VKG_GET_ROWS_SPEC_CPG  2 /* backward: 4-column groups per invocation in a slab */
+#define VKG_GET_ROWS_SPEC_TILE 3 /* backward: ids per tile, a multiple of WG (TILE/WG per invocation) */
 
 /* Source (the table a, or the gradient g) strides over (column, row, j, k);
  * ids strides over (i, j, k). n_rows: the table's rows; n_ids: ids per batch
