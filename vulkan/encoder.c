@@ -212,6 +212,21 @@ const struct vkg_tensor *vkg_vk_scratch(struct vkg_vk_encoder *enc, size_t bytes
     return region_take(enc, &enc->be->scratch, &enc->scratch_used, bytes, false, "scratch");
 }
 
+struct vkg_vk_scratch_mark vkg_vk_scratch_mark(const struct vkg_vk_encoder *enc) {
+    return (struct vkg_vk_scratch_mark){.region = enc->be->scratch,
+                                        .used = enc->scratch_used,
+                                        .counters_used = enc->counters_used,
+                                        .n = enc->n_scratch};
+}
+
+void vkg_vk_scratch_rewind(struct vkg_vk_encoder *enc, struct vkg_vk_scratch_mark m) {
+    /* A region grown since the mark is a new buffer: what was taken after
+     * the mark starts at its beginning. The old one stays alive (retired). */
+    enc->scratch_used = m.region == enc->be->scratch ? m.used : 0;
+    enc->counters_used = m.counters_used;
+    enc->n_scratch = m.n;
+}
+
 const struct vkg_tensor *vkg_vk_counters(struct vkg_vk_encoder *enc, uint32_t n) {
     return region_take(enc, &enc->be->counters, &enc->counters_used, (size_t)n * sizeof(uint32_t),
                        true, "counters");

@@ -255,6 +255,17 @@ void vkg_vk_barrier(struct vkg_vk_encoder *enc);
  * region. Returned as a contiguous 1-D F32 tensor usable in vkg_vk_dispatch.
  * NULL (message recorded) on out of memory. */
 const struct vkg_tensor *vkg_vk_scratch(struct vkg_vk_encoder *enc, size_t bytes);
+/* Where the node's scratch (and counter) regions stand; rewinding to a mark
+ * hands the regions taken since back, to be taken again. Only for work
+ * recorded in passes with a barrier between them: a pass may reuse the
+ * memory of the one before it once that one's dispatches are recorded. */
+struct vkg_vk_scratch_mark {
+    const void *region;
+    size_t used, counters_used;
+    int n;
+};
+struct vkg_vk_scratch_mark vkg_vk_scratch_mark(const struct vkg_vk_encoder *enc);
+void vkg_vk_scratch_rewind(struct vkg_vk_encoder *enc, struct vkg_vk_scratch_mark m);
 /* A device-local region of n 32-bit counters that read zero when the node's
  * first dispatch starts, for a kernel that finds its last workgroup by
  * counting (so that it, not a second dispatch, finishes a reduction). The

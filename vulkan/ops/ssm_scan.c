@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ssm_scan_back_split_plan.h"
 #include "ssm_scan_paths.h"
 #include "vk_impl.h"
 
@@ -423,9 +424,28 @@ static bool scan_supports(const struct vkg_vk_device *dev, const struct vkg_tens
         }
     }
     struct vkg_scan_dims d;
+    if (node->op == VKG_OP_SSM_SCAN_BACK) {
+        vkg_scan_dims_of(node, &d);
+        struct vkg_vk_scan_split_plan sp;
+        if (vkg_vk_scan_back_split_plan(&d, &dev->limits, &dev->tuning, &sp)) return true;
+        vkg_reason(reason, n, "%s", sp.reason);
+        return false;
+    }
     struct vkg_vk_scan_plan pl;
     if (scan_node_plan(dev, node, &d, &pl)) return true;
     vkg_reason(reason, n, "%s", pl.reason);
+    return false;
+}
+
+bool vkg_vk_scan_back_one_pass(const struct vkg_scan_dims *d, const struct vkg_vk_limits *lim,
+                               const struct vkg_vk_tuning *tu, char *reason, size_t n) {
+    struct vkg_vk_ssd_plan ssd;
+    struct vkg_vk_chan_plan chan;
+    struct vkg_vk_scan_plan pl;
+    if (tu->scan.ssd_path && vkg_vk_ssd_plan(d, true, lim, &tu->ssd, &ssd)) return true;
+    if (tu->scan.chan_path && vkg_vk_chan_plan_make(d, lim, &tu->chan, &chan)) return true;
+    if (vkg_vk_scan_plan(d, true, lim, &tu->scan, &pl)) return true;
+    if (reason && n) snprintf(reason, n, "%s", pl.reason);
     return false;
 }
 
@@ -599,16 +619,11 @@ static enum vkg_status rec_begin(struct scan_rec *r, const struct vkg_tensor *no
     return VKG_STATUS_OK;
 }
 
-static enum vkg_status scan_encode(struct vkg_vk_encoder *enc, const struct vkg_tensor *node) {
+enum vkg_status vkg_vk_scan_record_pass(struct vkg_vk_encoder *enc, const struct vkg_tensor *node) {
     const struct vkg_vk_device *dev = vkg_vk_encoder_device(enc);
     struct vkg_scan_dims d;
-    struct vkg_vk_scan_plan pl;
-    if (!scan_node_plan(dev, node, &d, &pl)) {
-        vkg_error(NULL, VKG_STATUS_BACKEND_ERROR, "%s", pl.reason);
-        return VKG_STATUS_BACKEND_ERROR;
-    }
-    enum vkg_status st = scan_check_ids(node->src[6], d.n_slots);
-    if (st != VKG_STATUS_OK) return st;
+    vkg_scan_dims_of(node, &d);
+    enum vkg_status st = VKG_STATUS_OK;
     /* The Mamba-2 matrix form and the Mamba-1 channel path first; each
      * records nothing when it does not take the node. */
     const struct vkg_vk_scan_tuning *tu = &dev->tuning.scan;
@@ -616,6 +631,11 @@ static enum vkg_status scan_encode(struct vkg_vk_encoder *enc, const struct vkg_
         ((tu->ssd_path && vkg_vk_scan_back_ssd(enc, node, &d, &st)) ||
          (tu->chan_path && vkg_vk_scan_back_chan(enc, node, &d, &st))))
         return st;
+    struct vkg_vk_scan_plan pl;
+    if (!scan_node_plan(dev, node, &d, &pl)) {
+        vkg_error(NULL, VKG_STATUS_BACKEND_ERROR, "%s", pl.reason);
+        return VKG_STATUS_BACKEND_ERROR;
+    }
     struct scan_rec r = {.enc = enc, .d = &d, .pl = &pl};
     st = rec_begin(&r, node);
     if (st != VKG_STATUS_OK) return st;
@@ -636,6 +656,22 @@ static enum vkg_status scan_encode(struct vkg_vk_encoder *enc, const struct vkg_
     if (st != VKG_STATUS_OK) return st;
     vkg_vk_barrier(enc);
     return rec_reduce(&r);
+}
+
+static enum vkg_status scan_encode(struct vkg_vk_encoder *enc, const struct vkg_tensor *node) {
+    const struct vkg_vk_device *dev = vkg_vk_encoder_device(enc);
+    struct vkg_scan_dims d;
+    vkg_scan_dims_of(node, &d);
+    struct vkg_vk_scan_split_plan sp = {.taken = true};
+    if (node->op == VKG_OP_SSM_SCAN_BACK &&
+        !vkg_vk_scan_back_split_plan(&d, &dev->limits, &dev->tuning, &sp)) {
+        vkg_error(NULL, VKG_STATUS_BACKEND_ERROR, "%s", sp.reason);
+        return VKG_STATUS_BACKEND_ERROR;
+    }
+    const enum vkg_status st = scan_check_ids(node->src[6], d.n_slots);
+    if (st != VKG_STATUS_OK) return st;
+    if (sp.split) return vkg_vk_scan_back_split(enc, node, &d, &sp);
+    return vkg_vk_scan_record_pass(enc, node);
 }
 
 const struct vkg_vk_op_family vkg_vk_family_ssm_scan = {
@@ -672,6 +708,12 @@ const struct vkg_vk_tune_key vkg_vk_scan_tune_keys[] = {
     SCAN_KEY_ENUM(chan_path, off_on_names,
                   "SSM_SCAN_BACK Mamba-1: offer the node to the channel path (off: the chunked "
                   "recurrence)"),
+    SCAN_KEY_INT(split_tokens, 0, 1 << 30,
+                 "SSM_SCAN_BACK in passes of at most this many tokens (0: only where one pass's "
+                 "scratch would pass a binding)"),
+    SCAN_KEY_INT(split_heads, 0, 1 << 30,
+                 "SSM_SCAN_BACK in passes of at most this many heads (0: only where passes of "
+                 "every head would not fit)"),
     {NULL, 0, 0, 0, NULL, NULL},
 };
 
@@ -686,4 +728,6 @@ void vkg_vk_scan_tuning_defaults(struct vkg_vk_scan_tuning *t, const struct vkg_
     t->back_grid = SCAN_C_GRID;
     t->ssd_path = 1;
     t->chan_path = 1;
+    t->split_tokens = 0;
+    t->split_heads = 0;
 }

@@ -23,6 +23,16 @@ bool vkg_vk_scan_back_ssd(struct vkg_vk_encoder *enc, const struct vkg_tensor *n
 bool vkg_vk_scan_back_chan(struct vkg_vk_encoder *enc, const struct vkg_tensor *node,
                            const struct vkg_scan_dims *d, enum vkg_status *st);
 
+/* One pass over a node as it is (SSM_SCAN, or SSM_SCAN_BACK on the first
+ * path of the three that takes it), its ids taken as valid: the split
+ * backward records its passes, on views of the node's tensors, with it. */
+enum vkg_status vkg_vk_scan_record_pass(struct vkg_vk_encoder *enc, const struct vkg_tensor *node);
+struct vkg_vk_scan_split_plan; /* ssm_scan_back_split_plan.h */
+/* SSM_SCAN_BACK in the passes of sp (ssm_scan_back_split.c). */
+enum vkg_status vkg_vk_scan_back_split(struct vkg_vk_encoder *enc, const struct vkg_tensor *node,
+                                       const struct vkg_scan_dims *d,
+                                       const struct vkg_vk_scan_split_plan *sp);
+
 /* The fields every scan push block has: the element offsets of the node's
  * first seven inputs (s, x, dt, A, B, C, ids) and of its output, and the
  * strides the Mamba-1 form uses. Each path adds what its layout needs (off_g,

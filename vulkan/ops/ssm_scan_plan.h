@@ -30,6 +30,8 @@ struct vkg_vk_scan_tuning {
     int back_grid;      /* chunked backward: chunks shortened until this many workgroups */
     int ssd_path;       /* 1: Mamba-2 nodes offered to the matrix form first */
     int chan_path;      /* 1: Mamba-1 nodes offered to the channel path first */
+    int split_tokens;   /* backward in passes of at most this many tokens; 0: where needed */
+    int split_heads;    /* backward in passes of at most this many heads; 0: where needed */
 };
 extern const struct vkg_vk_tune_key vkg_vk_scan_tune_keys[];
 void vkg_vk_scan_tuning_defaults(struct vkg_vk_scan_tuning *t, const struct vkg_vk_limits *lim);

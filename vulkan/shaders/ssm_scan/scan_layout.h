@@ -26,6 +26,19 @@
     U off_ids, off_d, off_pt, dt_t;                                                                \
     U dt_q, n_ck, pad1, pad2;
 
+/* The split backward's copy (scan_back_split_copy): n0 x n1 x n2 x n3
+ * elements, dim 0 unit stride on both sides, element offsets and strides
+ * of dims 1..3; mode VKG_SCAN_COPY_*. */
+#define VKG_SCAN_COPY_PUSH_FIELDS(U)                                                               \
+    U n0, n1, n2, n3;                                                                              \
+    U src_off, src_1, src_2, src_3;                                                                \
+    U dst_off, dst_1, dst_2, dst_3;                                                                \
+    U mode, pad1, pad2, pad3;
+#define VKG_SCAN_COPY_SET  0u /* dst = src */
+#define VKG_SCAN_COPY_ADD  1u /* dst += src (floats) */
+#define VKG_SCAN_COPY_IOTA 2u /* dst = the element's index (int ids), src unread */
+#define VKG_SCAN_COPY_WG   256u
+
 /* Specialization constant ids. Every kernel: workgroup size, floats of its
  * shared array, rows per workgroup, tokens per chunk, the Mamba-1 form. The
  * windowed walks (forward kernels, the row-block backward): units per window
@@ -67,6 +80,13 @@ struct vkg_vk_scan_push {
 struct vkg_vk_scan_reduce_push {
     VKG_SCAN_REDUCE_PUSH_FIELDS(uint32_t)
 };
+struct vkg_vk_scan_copy_push {
+    VKG_SCAN_COPY_PUSH_FIELDS(uint32_t)
+};
+#elif defined(VKG_SCAN_COPY_PUSH)
+layout(push_constant) uniform Push {
+    VKG_SCAN_COPY_PUSH_FIELDS(uint)
+} p;
 #elif defined(VKG_SCAN_REDUCE_PUSH)
 layout(push_constant) uniform Push {
     VKG_SCAN_REDUCE_PUSH_FIELDS(uint)
