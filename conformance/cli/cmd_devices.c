@@ -58,6 +58,10 @@ static void print_op_limits(int i) {
            (long long)l.conv_back_d_conv);
     printf("  one binding         <= %llu bytes (a tensor or a scratch region)\n",
            (unsigned long long)l.binding_bytes);
+    printf("  ssm_scan_back n_tok <= %lld (Mamba-2, d_state 128, 128 heads x 80; tensors fit to "
+           "%lld), <= %lld (Mamba-1, d_state 16, d_inner 4096; tensors fit to %lld)\n",
+           (long long)l.scan_back_tokens_mamba2, (long long)l.scan_back_tokens_mamba2_tensors,
+           (long long)l.scan_back_tokens_mamba1, (long long)l.scan_back_tokens_mamba1_tensors);
 }
 
 static json_object *op_limits_json(int i) {
@@ -73,6 +77,14 @@ static json_object *op_limits_json(int i) {
                            json_object_new_int64(l.scan_back_d_state_mamba2));
     json_object_object_add(o, "ssm_conv_back_d_conv_64x64", json_object_new_int64(l.conv_back_d_conv));
     json_object_object_add(o, "binding_bytes", json_object_new_int64((int64_t)l.binding_bytes));
+    json_object_object_add(o, "ssm_scan_back_n_tok_mamba2_nemotron_heads",
+                           json_object_new_int64(l.scan_back_tokens_mamba2));
+    json_object_object_add(o, "ssm_scan_back_n_tok_mamba2_nemotron_heads_tensors",
+                           json_object_new_int64(l.scan_back_tokens_mamba2_tensors));
+    json_object_object_add(o, "ssm_scan_back_n_tok_mamba1_d_inner4096",
+                           json_object_new_int64(l.scan_back_tokens_mamba1));
+    json_object_object_add(o, "ssm_scan_back_n_tok_mamba1_d_inner4096_tensors",
+                           json_object_new_int64(l.scan_back_tokens_mamba1_tensors));
     return o;
 }
 

@@ -442,6 +442,13 @@ bool vkg_vk_scan_back_one_pass(const struct vkg_scan_dims *d, const struct vkg_v
     struct vkg_vk_ssd_plan ssd;
     struct vkg_vk_chan_plan chan;
     struct vkg_vk_scan_plan pl;
+    /* Every path keeps the family's one d_state limit, the row-block walk's
+     * (the conformance tables derive it from shared memory alone). */
+    if ((uint64_t)d->d_state > rows_max_d_state(lim->max_shared_memory, true)) {
+        vkg_vk_scan_plan(d, true, lim, &tu->scan, &pl); /* refuses, naming shared memory */
+        if (reason && n) snprintf(reason, n, "%s", pl.reason);
+        return false;
+    }
     if (tu->scan.ssd_path && vkg_vk_ssd_plan(d, true, lim, &tu->ssd, &ssd)) return true;
     if (tu->scan.chan_path && vkg_vk_chan_plan_make(d, lim, &tu->chan, &chan)) return true;
     if (vkg_vk_scan_plan(d, true, lim, &tu->scan, &pl)) return true;

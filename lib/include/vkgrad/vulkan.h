@@ -77,6 +77,12 @@ struct vkg_vulkan_op_limits {
     int64_t scan_back_d_state_mamba1, scan_back_d_state_mamba2; /* SSM_SCAN_BACK */
     int64_t conv_back_d_conv;                                   /* SSM_CONV_BACK */
     uint64_t binding_bytes; /* the most one tensor or scratch region may span */
+    /* SSM_SCAN_BACK's longest sequence (n_tok, one sequence) at a Mamba-2
+     * layer of Nemotron's heads (d_state 128, 128 heads x 80, 1 group) and
+     * at Mamba-1 (d_state 16, d_inner 4096), and the longest whose own
+     * tensors fit one binding: equal when only the tensors limit it. */
+    int64_t scan_back_tokens_mamba2, scan_back_tokens_mamba2_tensors;
+    int64_t scan_back_tokens_mamba1, scan_back_tokens_mamba1_tensors;
 };
 enum vkg_status vkg_vulkan_device_op_limits(int i, struct vkg_vulkan_op_limits *out);
 
