@@ -130,6 +130,10 @@ static int sweep_full(struct vkg_perf_shape *s, int max) {
     ADD(vkg_perf_scan1(16, 4096, 4096, 1));
     ADD(vkg_perf_scan1(16, 1536, 4096, 1)); /* a Mamba-1 layer (d_inner 1536) */
     ADD(vkg_perf_scan1(16, 1536, 512, 8));  /* its training batch: 8 sequences of 512 */
+    /* long contexts, where one pass's scratch once passed a binding */
+    ADD(vkg_perf_scan2(256, 64, 64, 2, 8192, 1));  /* a Falcon-H1-like layer at 8k */
+    ADD(vkg_perf_scan2(128, 80, 128, 1, 8192, 1)); /* Nemotron-like heads at 8k */
+    ADD(vkg_perf_scan1(16, 4096, 16384, 1));       /* Mamba-1, d_inner 4096, 16k */
     /* norms: the demo's 128 rows, then rows of 4096 and 8192 features x
      * 4096-16384 rows (LLM shapes); the causal softmax up to 4096 keys x
      * 32 heads x 4096 queries */

@@ -112,7 +112,7 @@ static uint64_t ssd_main_stg(uint64_t q, struct ssd_grid gr) {
 
 /* Shared floats of SSD_MAIN at chunk length q (see the shader). */
 static uint64_t ssd_main_shared(uint64_t q, struct ssd_grid gr) {
-    return 4 * q + ssd_main_stg(q, gr) + 2 * q * (q + (gr.v4 ? 4 : 1)) + 4 * q + SSD_NDOT;
+    return 5 * q + ssd_main_stg(q, gr) + 2 * q * (q + (gr.v4 ? 4 : 1)) + 4 * q + SSD_NDOT;
 }
 
 /* Whether SSD_MAIN at chunk length q and grid gr fits the device and the
@@ -211,10 +211,10 @@ static void ssd_plan_main(const struct vkg_scan_dims *d, const struct vkg_vk_lim
     const bool wide =
         pl->layout == VKG_VK_SSD_LAYOUT_BIG && q == 64 && v4 && pl->trw == 16 && pl->tcw == 16 &&
         pl->kmat && !pl->roles &&
-        (4 * q + stgw + 2 * q * q + 4 * q + SSD_NDOT) * sizeof(float) <= lim->max_shared_memory;
+        (5 * q + stgw + 2 * q * q + 4 * q + SSD_NDOT) * sizeof(float) <= lim->max_shared_memory;
     if (wide) {
         pl->main_kernel = VKG_VK_SSD_MAIN_WIDE;
-        pl->main_shared = (4 * q + stgw + 2 * q * q + 4 * q + SSD_NDOT) * sizeof(float);
+        pl->main_shared = (5 * q + stgw + 2 * q * q + 4 * q + SSD_NDOT) * sizeof(float);
     }
     const uint64_t mnt = 4 * (uint64_t)pl->tcw, qs = wide ? q : q + 4;
     pl->gk = pl->terms && v4 && hd <= mnt && hd <= qs &&
@@ -266,7 +266,7 @@ bool vkg_vk_ssd_plan(const struct vkg_scan_dims *d, bool x_vec4, const struct vk
     pl->layout = ssd_layout(pl->c64, t);
     if (!ssd_plan_grid(lim, t, pl)) return ssd_refuse(pl, "no SSD_MAIN layout fits shared memory");
     const uint64_t q = pl->q;
-    pl->sum_shared = (4 * q + 4 * SSD_SUM_KT * SSD_NT) * sizeof(float);
+    pl->sum_shared = (5 * q + 4 * SSD_SUM_KT * SSD_NT) * sizeof(float);
     if (pl->sum_shared > lim->max_shared_memory)
         return ssd_refuse(pl, "SSD_SUM does not fit shared memory");
     pl->nc = (uint32_t)(((uint64_t)d->n_tok + q - 1) / q);

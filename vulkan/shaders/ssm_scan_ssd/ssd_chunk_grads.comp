@@ -289,7 +289,7 @@ void main() {
             UNROLL for (uint j = 0; j < MC1; j++) {
                 const uint u = COL(j);
                 if (u < t) {
-                    const float wv = exp(sL[t] - sL[u]) * aS[i][j] * aK[i][j];
+                    const float wv = exp(ssd_ldiff(t, u)) * aS[i][j] * aK[i][j];
                     rp[i] += wv;
                     cp[j] += wv;
                 }
@@ -355,7 +355,7 @@ void main() {
         float msr[MC1];
         UNROLL for (uint j = 0; j < MC1; j++) {
             const uint u = COL(j);
-            const float m = u <= t ? exp(sL[t] - sL[u]) : 0.0;
+            const float m = u <= t ? exp(ssd_ldiff(t, u)) : 0.0;
             msr[j] = m * aS[i][j];
             // (GK: sms holds G, and with XS no phase 2 reads M o Sg here.)
             if (!GK)
@@ -599,7 +599,7 @@ void main() {
             const uint t = ROW(i);
             UNROLL for (uint j = 0; j < MC1; j++) {
                 const uint u = COL(j);
-                const float m = u <= t ? exp(sL[t] - sL[u]) : 0.0;
+                const float m = u <= t ? exp(ssd_ldiff(t, u)) : 0.0;
                 SMK(t * QS + u) = m * bc[kb + t * Q + u];
             }
         }
@@ -778,7 +778,7 @@ void main() {
     }
     barrier();
     const float A = A_data[p.off_A + h * p.A_h];
-    const float eLe = exp(sL[Q - 1u]);
+    const float eLe = exp(sL[Q - 1u] + sLc[Q - 1u]);
     const uint oddt = ssd_out_ddt();
     for (uint v = tid; v < Q; v += WG) {
         const uint t = t0 + v;

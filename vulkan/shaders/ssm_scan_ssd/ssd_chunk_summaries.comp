@@ -92,7 +92,8 @@ void chain_link(uint chain, uint pos, uint q, uint h, uint qh, uint nti, uint pp
         memoryBarrierBuffer();
     }
     const bool late = pos > 0u && s_late != 0u;
-    const float dS = exp(sL[Q - 1u]), dR = exp(sL[2u * Q - 1u]), nan = uintBitsToFloat(0x7fc00000u);
+    const float dS = exp(sL[Q - 1u] + sLc[Q - 1u]);
+    const float dR = exp(sL[2u * Q - 1u] + sLc[2u * Q - 1u]), nan = uintBitsToFloat(0x7fc00000u);
     const uint slot = uint(ids_data[p.off_ids + q]);
     UNROLL for (uint i = 0; i < 4u; i++) {
         const uint n = nti * NT + 4u * tr + i;
@@ -267,7 +268,7 @@ void main() {
             if (p.nc == 1u) {
                 // One chunk: no carry; a_0 lambda_0 = e^Le g_S + R.
                 sr[ssd_dsq() + qh * p.ds * p.hd + n * p.hd + pp] =
-                    fma(exp(sL[Q - 1u]), ld_gS(n, pp, h, q), aR[i][j]);
+                    fma(exp(sL[Q - 1u] + sLc[Q - 1u]), ld_gS(n, pp, h, q), aR[i][j]);
             } else {
                 sr[base + n * p.hd + pp] = aS[i][j];
                 sr[nsr + base + n * p.hd + pp] = aR[i][j];
@@ -275,5 +276,5 @@ void main() {
         }
     }
     if (nti == 0 && pti == 0 && tid == 0)
-        sr[ssd_dc() + qh * p.nc + c] = exp(sL[Q - 1u]);
+        sr[ssd_dc() + qh * p.nc + c] = exp(sL[Q - 1u] + sLc[Q - 1u]);
 }
