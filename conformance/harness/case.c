@@ -83,7 +83,7 @@ static const struct conf_param_spec p_conv[] = {{"d_conv", 4, 1, 1024, NULL},
                                                 {NULL, 0, 0, 0, NULL}};
 static const struct conf_param_spec p_scan[] = {
     {"d_state", 16, 1, 65536, NULL}, {"head_dim", 4, 1, 4096, NULL}, {"n_head", 2, 1, 4096, NULL},
-    {"n_group", 1, 1, 4096, NULL},   {"n_tok", 5, 1, 65536, NULL},   {"n_seqs", 1, 1, 64, NULL},
+    {"n_group", 1, 1, 4096, NULL},   {"n_tok", 5, 1, 1 << 26, NULL}, {"n_seqs", 1, 1, 64, NULL},
     {"n_slots", 0, 0, 64, NULL}, /* 0: as many slots as sequences */
     {"ids", 0, 0, 2, w_ids},         {"dt", 0, 0, 1, w_dt},          {NULL, 0, 0, 0, NULL}};
 static const struct conf_param_spec p_dense[] = {{"n_in", 512, 1, BIG, NULL},

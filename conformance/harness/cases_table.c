@@ -434,6 +434,46 @@ static bool add_named(struct conf_case **v, int *n, int *cap, const char *name, 
     return true;
 }
 
+/* The longest n_tok of an SSM_SCAN_BACK whose own tensors fit one binding of
+ * range bytes: x and g (g_y, g_S) and the packed output, the largest. Widths
+ * per token (floats): rows of x, heads of dt, d_state x groups of B and C. */
+static int64_t scan_back_edge_tokens(uint64_t range, int64_t d_state, int64_t head_dim,
+                                     int64_t n_head, int64_t n_group, int64_t n_seqs,
+                                     int64_t n_slots, bool mamba1) {
+    const uint64_t ds = (uint64_t)d_state, n_rows = (uint64_t)(n_head * head_dim);
+    const uint64_t fixed = ds * n_rows * (uint64_t)(n_slots > n_seqs ? n_slots : n_seqs) +
+                           (mamba1 ? ds : 1) * (uint64_t)n_head;
+    const uint64_t per_tok = (n_rows + (uint64_t)n_head + 2 * ds * (uint64_t)n_group) * n_seqs;
+    const uint64_t floats = range / 4;
+    return floats > fixed ? (int64_t)((floats - fixed) / per_tok) : 0;
+}
+
+/* Full tier: SSM_SCAN_BACK at the longest sequence whose tensors just fit
+ * the device's binding (its scratch must never be why it is refused: the
+ * backend records it in passes where one pass does not fit), for Mamba-2
+ * with two groups and two sequences and for Mamba-1; and Nemotron's heads
+ * (d_state 128, 128 x 80) at 1024 tokens, passes on a 128 MiB binding. */
+static bool add_scan_edge_rows(struct conf_case **v, int *n, int *cap,
+                               const struct vkg_vulkan_device_info *info, char *msg,
+                               size_t msg_size) {
+    char name[CONF_NAME_MAX];
+    const uint64_t range = info->max_storage_buffer_range;
+    snprintf(name, sizeof name,
+             "ssm_scan_back.mamba2.d_state=16.head_dim=4.n_head=4.n_group=2.n_tok=%" PRId64
+             ".n_seqs=2.n_slots=3",
+             scan_back_edge_tokens(range, 16, 4, 4, 2, 2, 3, false));
+    if (!add_named(v, n, cap, name, msg, msg_size)) return false;
+    snprintf(name, sizeof name,
+             "ssm_scan_back.mamba1.d_state=16.head_dim=1.n_head=8.n_group=1.n_tok=%" PRId64
+             ".n_seqs=1.n_slots=0",
+             scan_back_edge_tokens(range, 16, 1, 8, 1, 1, 1, true));
+    if (!add_named(v, n, cap, name, msg, msg_size)) return false;
+    return add_named(v, n, cap,
+                     "ssm_scan_back.mamba2.d_state=128.head_dim=80.n_head=128.n_group=1.n_tok=1024."
+                     "n_seqs=1.n_slots=0",
+                     msg, msg_size);
+}
+
 /* Per-device rows: the scan d_state and the conv_back d_conv just inside and
  * just past the device's limits (past: the shapes that device must refuse,
  * which must then run on the CPU with the reason and still pass). */
@@ -463,6 +503,7 @@ static bool add_device_rows(struct conf_case **v, int *n, int *cap,
                  dc + past);
         if (dc + past >= 1 && !add_named(v, n, cap, name, msg, msg_size)) return false;
     }
+    if (tier >= 1 && !add_scan_edge_rows(v, n, cap, info, msg, msg_size)) return false;
     if (tier >= 1) { /* every power of two up to the limit, for both forms */
         for (int64_t d = 1; d <= dsb; d *= 2)
             for (int m1 = 0; m1 < 2; m1++) {

@@ -16,16 +16,20 @@ vkgrad=${1:?usage: check_forced_paths.sh VKGRAD [DEVICE]}
 device=${2:-vulkan}
 glue='add*,cont*,mul.*,neg*,repeat*,scale*,sqr*,sub*,sum*,view_back*,train_*'
 fails=0
-run() { # label, include, [--full (the full tier's cases)], env assignments...
-  local label=$1 include=$2 tier=()
+run() { # label, include, [--full (the full tier's cases)], [--long (cases of minutes)], env...
+  local label=$1 include=$2 tier=() timeout=()
   shift 2
   if [ "${1-}" = --full ]; then
     tier=(--full)
     shift
   fi
+  if [ "${1-}" = --long ]; then
+    timeout=(--timeout 1800)
+    shift
+  fi
   local out rc
   out=$(env "$@" "$vkgrad" conform --device "$device" --quiet --no-determinism --time-reps 0 \
-    "${tier[@]}" --include "$include" 2>&1)
+    "${tier[@]}" "${timeout[@]}" --include "$include" 2>&1)
   rc=$?
   if [ $rc -eq 0 ]; then
     echo "ok    $label"
@@ -102,6 +106,19 @@ run "softmax: shared-memory reductions, rows past 64 x 2 keys streamed" 'soft_ma
   VKGRAD_TUNING=softmax.sg=0,softmax.wg=64,softmax.cache=2
 run "softmax: subgroup reductions, rows past 64 keys streamed" 'soft_max*' \
   VKGRAD_TUNING=softmax.wg=64,softmax.cache=1
+# SSM_SCAN_BACK in passes (segments of tokens over blocks of heads), forced
+# on the default cases (every path inside a pass, shared and permuted ids,
+# groups split into blocks), then where the device needs them: each form at
+# the longest sequence whose tensors fit its binding, and Nemotron's heads at
+# 1024 tokens (passes on a 128 MiB binding; minutes on lavapipe).
+run "scan: passes of at most 48 tokens and 5 heads" 'ssm_scan_back*,train_scan*' \
+  VKGRAD_TUNING=scan.split_tokens=48,scan.split_heads=5
+run "scan: passes of 3 tokens over single heads (short cases)" \
+  'ssm_scan_back*n_seqs=3*,ssm_scan_back*n_tok=7.*,ssm_scan_back*dt=high' \
+  VKGRAD_TUNING=scan.split_tokens=3,scan.split_heads=1
+run "scan: the longest sequences whose tensors fit a binding" \
+  'ssm_scan_back.mamba2.d_state=16.head_dim=4.n_head=4.n_group=2.*.n_seqs=2.n_slots=3,ssm_scan_back.mamba1.d_state=16.head_dim=1.n_head=8.n_group=1.*,ssm_scan_back.mamba2.d_state=128.head_dim=80.n_head=128.*' \
+  --full --long
 run "glue: barriers only where needed, profiled too" "$glue" VKGRAD_TUNING=record.barrier=deps
 run "glue: no fused chains, two-pass VIEW_BACK and SUM" "$glue" \
   VKGRAD_TUNING=glue.fuse=0,glue.view_passes=2,glue.sum_one_max=0

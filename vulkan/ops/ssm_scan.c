@@ -21,9 +21,11 @@
  *   - Row-block shared memory: (7 + 2 d_state) RB + 2 d_state floats
  *     forward, (7 + 7 d_state) RB + 2 d_state backward; past RB = 1 the node
  *     is refused naming "shared memory", as the conformance tables expect.
- *   - Scratch fits one binding (maxStorageBufferRange) or the node is
- *     refused naming "buffer size"; the chunked path is skipped when its
- *     scratch does not fit.
+ *   - Scratch fits one binding (maxStorageBufferRange): the chunked path is
+ *     skipped when its scratch does not fit, the row-block walk then refuses
+ *     naming "buffer size", and a backward no one pass runs is recorded in
+ *     passes (ssm_scan_back_split.c) rather than refused. supports_op and
+ *     recording ask the same vkg_vk_scan_back_split_plan().
  *   - No invocation of a serial walk loops past a budget (llvmpipe silently
  *     ends loops at 65535 rounds in all): the walks are recorded as windows
  *     of tokens or chunks, one dispatch each, carrying state through memory.
