@@ -42,13 +42,15 @@ void ssd_chunk_setup(uint q, uint h, uint c0, uint c1) {
     barrier();
     // The cumulative sum, in parallel: each token's prefix added in index
     // order (so bitwise the serial sum), its rounding errors beside it
-    // (TwoSum, exact in IEEE arithmetic: precise keeps the compiler from
-    // folding it away), staged in seL / seR, then copied back. One
+    // (TwoSum, exact in IEEE arithmetic: precise on its sum and difference
+    // keeps the compiler from folding it away; precise on the whole chain
+    // made llvmpipe's kernels 1.2-7x slower), staged in seL / seR, then
+    // copied back. One
     // invocation walking all Q tokens cost every workgroup Q dependent
     // shared-memory round trips.
     for (uint i = tid; i < SSD_NCH * Q; i += WG) {
         const uint b = ssd_cbase(i);
-        precise float acc = 0.0, err = 0.0;
+        float acc = 0.0, err = 0.0;
         [[unroll]] for (uint j = 0; j < Q; j++)
             if (b + j <= i) {
                 const float a = sL[b + j];
