@@ -1,16 +1,20 @@
-/* perf/compile_pass.c — see compile_pass.h. posix_spawn of the program with
+/* perf/compile_pass.c — see compile_pass.h. fork and exec of the program with
  * stdout and stderr to /dev/null; the parent holds no device at that point
- * that the child could inherit (spawn, not fork: nothing of this process's
- * driver state is copied). */
+ * that the child could inherit, and the child execs at once (nothing of this
+ * process's state is used). The child dies with its parent
+ * (PR_SET_PDEATHSIG): a run stopped during its compile pass leaves no pass
+ * behind. */
 #include "compile_pass.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <spawn.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "vkgrad/vkgrad.h"
 
@@ -77,17 +81,43 @@ int vkg_compile_pass(const char *program, char *const args[]) {
     }
     argv[n] = NULL;
 
-    posix_spawn_file_actions_t fa;
-    if (posix_spawn_file_actions_init(&fa) != 0) {
-        vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY, "compile pass: out of host memory");
+    /* the exec's failure comes back through a close-on-exec pipe */
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        vkg_error(NULL, VKG_STATUS_BACKEND_ERROR, "compile pass: pipe: %s", strerror(errno));
         return -1;
     }
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    pid_t pid;
-    int err = posix_spawn(&pid, program, &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (err != 0) {
+    fflush(NULL);
+    const pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        vkg_error(NULL, VKG_STATUS_BACKEND_ERROR, "compile pass: fork: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(127); /* the parent is already gone */
+        const int null = open("/dev/null", O_WRONLY);
+        if (null >= 0) {
+            dup2(null, 1);
+            dup2(null, 2);
+        }
+        execve(program, argv, environ);
+        const int e = errno;
+        if (write(fds[1], &e, sizeof e) < 0) _exit(127);
+        _exit(127);
+    }
+    close(fds[1]);
+    int err = 0;
+    ssize_t got;
+    while ((got = read(fds[0], &err, sizeof err)) < 0 && errno == EINTR) {
+    }
+    close(fds[0]);
+    if (got == (ssize_t)sizeof err) {
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+        }
         vkg_error(NULL, VKG_STATUS_BACKEND_ERROR, "compile pass: cannot run %s: %s", program,
                   strerror(err));
         return -1;
