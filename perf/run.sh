@@ -2,8 +2,8 @@
 # perf/run.sh — one command from a fresh machine to reports/<device-slug>/:
 # installs what is missing (ci/install-deps.sh), builds if needed, then per
 # Vulkan device (lavapipe when there is no GPU) runs the demo, the
-# conformance suite and the perf sweep, and renders the charts and
-# index.html (perf/report/plot.sh).
+# conformance suite, the perf sweep and a short training run per model
+# (vkgrad train), and renders the charts and index.html (perf/report/plot.sh).
 #
 #   perf/run.sh [--quick|--full] [--no-build] [--no-plots] [--build-dir DIR] [--out DIR]
 #
@@ -132,6 +132,21 @@ for line in "${devices[@]}"; do
   step "perf sweep on $slug"
   "$vkgrad" perf "${dev_arg[@]}" "${perf_args[@]}" --csv "$dir/perf.csv" \
     --pipeline-stats "$dir/pipelines.csv" --stages "$dir/stages.csv" || status=1
+
+  # a short training run per model (vkgrad train): loss curves and step times;
+  # tiny and 20 steps on CPU devices and in quick runs, small and 300 steps otherwise
+  tsize=small tsteps=300 tval=8
+  [ $quick -eq 1 ] && { tsize=tiny tsteps=20 tval=2; }
+  tdev=(--device cpu)
+  [ "$idx" -ge 0 ] && tdev=(--device "$idx")
+  for model in llama mamba1 mamba2; do
+    step "training $model ($tsize, $tsteps steps) on $slug"
+    if "$vkgrad" train --model "$model" --size "$tsize" --steps "$tsteps" --val-batches "$tval" \
+         "${tdev[@]}" --csv "$dir/train_$model.csv" > "$dir/train_$model.txt" 2>&1; then :; else
+      echo "run.sh: training $model failed on $slug (see $dir/train_$model.txt)" >&2; status=1
+    fi
+    grep -E '^(placement|done|step time|step split)' "$dir/train_$model.txt" >&2 || true
+  done
 
   if [ $plots -eq 1 ]; then
     step "charts for $slug"

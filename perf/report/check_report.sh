@@ -4,7 +4,8 @@
 # that the PNGs are PNGs and the SVGs SVGs. pipelines.csv (the driver's
 # pipeline statistics) is checked where present: its header and at least one
 # row, which may be the one saying the driver offers none; stages.csv (each
-# op's time per dispatch) the same way, header and rows. Reports made before
+# op's time per dispatch) the same way, header and rows; the train_<model>.csv
+# of vkgrad train the same way, and then the loss chart. Reports made before
 # either existed pass without them. Exit 1 naming the first problem.
 set -uo pipefail
 if [ $# -ne 1 ]; then
@@ -41,6 +42,17 @@ check_csv() { # file, header, what
 }
 check_csv pipelines.csv "device,kernel,spec,executable,statistic,value" pipeline-statistics
 check_csv stages.csv "device,device_slug,op,variant,shape,node,dispatch,kernel,gpu_ms,node_ms,reps,note" stages
+# vkgrad train's loss curves: where a run left a CSV, its header, rows and the chart
+for m in llama mamba1 mamba2; do
+  check_csv "train_$m.csv" "step,train_loss,val_loss,tokens_per_s,seconds" "vkgrad train"
+done
+if ls "$dir"/train_*.csv > /dev/null 2>&1; then
+  for f in train_loss.svg train_loss.png; do
+    [ -s "$dir/$f" ] || { echo "check_report: $dir/$f is missing or empty" >&2; status=1; }
+  done
+  grep -q "train_loss.png" "$dir/index.html" 2>/dev/null ||
+    { echo "check_report: $dir/index.html does not show train_loss.png" >&2; status=1; }
+fi
 for chart in placement tolerance speedup roofline; do
   grep -q "$chart.png" "$dir/index.html" 2>/dev/null ||
     { echo "check_report: $dir/index.html does not show $chart.png" >&2; status=1; }

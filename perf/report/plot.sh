@@ -33,5 +33,16 @@ for chart in placement tolerance speedup roofline; do
       "$rdir/$chart.gp" 2> >(grep -v "Skipping data file with no valid points" >&2)
   done
 done
+# the loss curves of perf/run.sh's training runs, where there are some
+models=""
+for m in llama mamba1 mamba2; do [ -s "$dir/train_$m.csv" ] && models="$models $m"; done
+if [ -n "$models" ]; then
+  for t in svg "$png"; do
+    ext=$([ "$t" = svg ] && echo svg || echo png)
+    echo "plot.sh: train_loss.$ext"
+    gnuplot -e "dir='$dir'; rdir='$rdir'; tname='$t'; out='$dir/train_loss.$ext'; device='$device'; models='${models# }'" \
+      "$rdir/train_loss.gp" 2> >(grep -v "Skipping data file with no valid points" >&2)
+  done
+fi
 python3 "$here/report.py" html "$dir"
 echo "plot.sh: wrote $dir/index.html"

@@ -409,6 +409,25 @@ def op_table(recs):
     return "\n".join(out)
 
 
+def train_section(d):
+    """The loss chart and each model's run summary (vkgrad train), if run."""
+    models = [m for m in ("llama", "mamba1", "mamba2")
+              if os.path.exists(os.path.join(d, "train_%s.csv" % m))]
+    if not models:
+        return '<p class="note">(no training run recorded)</p>'
+    out = []
+    if os.path.exists(os.path.join(d, "train_loss.svg")):
+        out.append('<a href="train_loss.svg"><img src="train_loss.png" alt="loss curves"></a>')
+    out.append('<p class="note">Raw data: %s.</p>' % ", ".join(
+        '<a href="train_%s.csv">train_%s.csv</a>' % (m, m) for m in models))
+    for m in models:
+        txt = read_text(d, "train_%s.txt" % m, "(not recorded)").splitlines()
+        head = [l for l in txt if not l.startswith("step ")][:3]
+        tail = [l for l in txt if l.startswith(("done:", "step time", "step split"))]
+        out.append("<pre>%s</pre>" % html.escape("\n".join(head + tail)))
+    return "\n".join(out)
+
+
 def write_html(d):
     with open(TEMPLATE) as f:
         page = f.read()
@@ -436,6 +455,7 @@ def write_html(d):
         "PERF_TABLE": perf_table(rows),
         "PIPELINE_TABLE": pipeline_table(d),
         "STAGES_TABLE": stages_table(d),
+        "TRAIN": train_section(d),
     }
     for k, v in subs.items():
         page = page.replace("{{%s}}" % k, v)

@@ -27,7 +27,8 @@ struct trainer {
     struct vkg_tensor *grads[TRAIN_MAX_PARAMS];
     int n_forward, n_update;
     int32_t *tokens, *targets;
-    float *host; /* scratch of the largest parameter */
+    float *host;     /* scratch of the largest parameter */
+    double *node_ms; /* per step-graph node: its time in the last profiled step, < 0 none */
     struct train_rng rng;
     int steps;
 };
@@ -191,10 +192,13 @@ struct trainer *trainer_new(const struct train_config *cfg, const struct train_o
     tr->tokens = malloc(n_tok * sizeof *tr->tokens);
     tr->targets = malloc(n_tok * sizeof *tr->targets);
     tr->host = malloc((size_t)largest * sizeof *tr->host);
-    if (!tr->tokens || !tr->targets || !tr->host) {
+    tr->node_ms = malloc((size_t)vkg_graph_n_nodes(tr->graph) * sizeof *tr->node_ms);
+    if (!tr->tokens || !tr->targets || !tr->host || !tr->node_ms) {
         failed(msg, msg_size, "train", "out of memory");
         goto error;
     }
+    for (int i = 0; i < vkg_graph_n_nodes(tr->graph); i++)
+        tr->node_ms[i] = -1;
     if (init_state(tr)) {
         failed(msg, msg_size, "initial values", vkg_last_error(NULL));
         goto error;
@@ -217,6 +221,7 @@ void trainer_free(struct trainer *tr) {
     free(tr->tokens);
     free(tr->targets);
     free(tr->host);
+    free(tr->node_ms);
     free(tr);
 }
 
@@ -291,8 +296,10 @@ enum vkg_status trainer_step_profiled(struct trainer *tr, float *loss, struct tr
     split->gpu = true;
     for (int i = 0; i < vkg_graph_n_nodes(tr->graph); i++) {
         const struct vkg_tensor *t = vkg_graph_node(tr->graph, i);
+        tr->node_ms[i] = -1;
         if (!is_compute(t)) continue;
         double us = vkg_sched_get_node_time_us(tr->sched, t);
+        tr->node_ms[i] = us < 0 ? -1 : us * 1e-3;
         if (us < 0) continue;
         split->gpu &= vkg_sched_node_time_is_gpu(tr->sched, t);
         double *phase = i < tr->n_forward  ? &split->forward_ms
@@ -307,15 +314,14 @@ int trainer_slowest_nodes(const struct trainer *tr, int n, const struct vkg_tens
                           double *ms) {
     int k = 0;
     for (int i = 0; i < vkg_graph_n_nodes(tr->graph); i++) {
-        const struct vkg_tensor *t = vkg_graph_node(tr->graph, i);
-        const double us = is_compute(t) ? vkg_sched_get_node_time_us(tr->sched, t) : -1;
-        if (us < 0) continue;
+        const double t_ms = tr->node_ms[i];
+        if (t_ms < 0) continue;
         int j = k < n ? k++ : n; /* insertion into the sorted top n */
-        while (j > 0 && ms[j - 1] < us * 1e-3) {
+        while (j > 0 && ms[j - 1] < t_ms) {
             if (j < n) ms[j] = ms[j - 1], nodes[j] = nodes[j - 1];
             j--;
         }
-        if (j < n) ms[j] = us * 1e-3, nodes[j] = t;
+        if (j < n) ms[j] = t_ms, nodes[j] = vkg_graph_node(tr->graph, i);
     }
     return k;
 }
