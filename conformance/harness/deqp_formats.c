@@ -182,12 +182,51 @@ void conf_deqp_baseline_free(struct conf_deqp_baseline *b) {
     b->n = 0;
 }
 
+/* How many copies of its operand regcomp may make: x+ becomes x x*, and
+ * x{m,n} n copies, so stacked or nested repeats multiply ("a++++..." grows
+ * as 2^k and exhausts memory). The product over the pattern bounds that
+ * growth; the lists deqp-runner reads use .* and alternatives, far below it. */
+#define PATTERN_MAX_COPIES 1024
+
+static bool too_many_copies(const char *s) {
+    double copies = 1;
+    for (size_t i = 0; s[i]; i++) {
+        if (s[i] == '\\' && s[i + 1]) {
+            i++;
+        } else if (s[i] == '[') { /* a bracket expression: its + { are literals */
+            size_t j = i + 1;
+            if (s[j] == '^') j++;
+            if (s[j] == ']') j++;
+            while (s[j] && s[j] != ']')
+                j++;
+            if (!s[j]) return false; /* unterminated: regcomp names it */
+            i = j;
+        } else if (s[i] == '+') {
+            copies *= 2;
+        } else if (s[i] == '{') {
+            char *end;
+            long lo = strtol(s + i + 1, &end, 10), hi = lo;
+            if (*end == ',') hi = end[1] == '}' ? lo + 1 : strtol(end + 1, &end, 10);
+            copies *= (double)(hi > lo ? hi : lo) + 1;
+        }
+        if (copies > PATTERN_MAX_COPIES) return true;
+    }
+    return false;
+}
+
 static bool list_line(void *user, const char *path, int ln, char *text, char *msg,
                       size_t msg_size) {
     struct conf_deqp_list *l = user;
     if (strlen(text) >= CONF_NAME_MAX) {
         snprintf(msg, msg_size, "%s:%d: a pattern longer than %d characters", path, ln,
                  CONF_NAME_MAX - 1);
+        return false;
+    }
+    if (too_many_copies(text)) {
+        snprintf(msg, msg_size,
+                 "%s:%d: '%.80s' repeats too deeply (over %d copies of a part; + and {m,n} "
+                 "multiply): refused so that compiling it cannot exhaust memory",
+                 path, ln, text, PATTERN_MAX_COPIES);
         return false;
     }
     struct conf_deqp_pattern *v = realloc(l->v, (size_t)(l->n + 1) * sizeof *v);
