@@ -576,7 +576,12 @@ static enum vkg_status vk_graph_compute(struct vkg_backend *backend, struct vkg_
         if (vkg_vk_dispatch_times_overflow(r) && (st = record(be, r, nodes, n_nodes))) return st;
     }
     r->last_use = ++be->use_clock;
-    st = vkg_vk_submit_wait(be, r->cmd, be->fence);
+    /* Pipelines created since the last compute may be dispatched for the
+     * first time now (a CPU driver compiles them inside the wait). */
+    const int n_pipelines = vkg_vk_pipelines_count(&be->dev);
+    st = n_pipelines > be->pipelines_run ? vkg_vk_submit_wait_cold(be, r->cmd, be->fence)
+                                         : vkg_vk_submit_wait(be, r->cmd, be->fence);
+    if (st == VKG_STATUS_OK) be->pipelines_run = n_pipelines;
     mark_outputs_written(be, nodes, n_nodes);
     vkg_vk_encoder_release_retired(be); /* stales r if the scratch grew while recording */
     if (st != VKG_STATUS_OK) {

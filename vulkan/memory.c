@@ -259,12 +259,23 @@ enum vkg_status vkg_vk_submitter_begin(struct vkg_vk_backend *be, struct vkg_vk_
     return vkg_vk_cmd_begin(s->cmd, true);
 }
 
-/* Long enough for any sane split on a CPU device; a hung device past it is
- * treated as lost rather than waited on forever. */
+/* The hang guard: a wait past it treats the device as lost rather than
+ * waiting forever. Long enough for any sane split on a CPU device. It
+ * guards execution only. A CPU driver (llvmpipe) builds a kernel's machine
+ * code at its first dispatch, inside the submission, and that build can
+ * take minutes on a loaded machine or a slow compiler; counting it as a
+ * hang turned slow compiles into DeviceLost, and gave nothing back: the
+ * driver's compile goes on whether we wait or not. So a submission that may
+ * dispatch a pipeline for the first time on a CPU device waits without the
+ * guard (vkg_vk_submit_wait_cold); whoever runs untrusted drivers bounds
+ * the whole process instead, as the conformance harness does with its
+ * compile budget (--compile-timeout). GPUs compile in
+ * vkCreateComputePipelines, outside any wait, and keep the guard always. */
 #define VKG_VK_FENCE_TIMEOUT_NS (600ull * 1000 * 1000 * 1000)
 #define VKG_VK_SPIN_NS          2000000L /* 2 ms */
 
-enum vkg_status vkg_vk_submit_wait(struct vkg_vk_backend *be, VkCommandBuffer cmd, VkFence fence) {
+static enum vkg_status submit_wait(struct vkg_vk_backend *be, VkCommandBuffer cmd, VkFence fence,
+                                   bool guard) {
     VkSubmitInfo si = {
         .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cmd};
     enum vkg_status st = VKG_VK_CHECK(vkQueueSubmit(be->dev.queue, 1, &si, fence));
@@ -286,7 +297,8 @@ enum vkg_status vkg_vk_submit_wait(struct vkg_vk_backend *be, VkCommandBuffer cm
                  (t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < VKG_VK_SPIN_NS);
     }
     if (r == VK_NOT_READY)
-        r = vkWaitForFences(be->dev.dev, 1, &fence, VK_TRUE, VKG_VK_FENCE_TIMEOUT_NS);
+        r = vkWaitForFences(be->dev.dev, 1, &fence, VK_TRUE,
+                            guard ? VKG_VK_FENCE_TIMEOUT_NS : UINT64_MAX);
     if (r == VK_TIMEOUT) {
         be->lost = true;
         return vkg_error(NULL, VKG_STATUS_DEVICE_LOST, "%s: fence wait timed out after %llu s",
@@ -298,6 +310,15 @@ enum vkg_status vkg_vk_submit_wait(struct vkg_vk_backend *be, VkCommandBuffer cm
         return st;
     }
     return VKG_VK_CHECK(vkResetFences(be->dev.dev, 1, &fence));
+}
+
+enum vkg_status vkg_vk_submit_wait(struct vkg_vk_backend *be, VkCommandBuffer cmd, VkFence fence) {
+    return submit_wait(be, cmd, fence, true);
+}
+
+enum vkg_status vkg_vk_submit_wait_cold(struct vkg_vk_backend *be, VkCommandBuffer cmd,
+                                        VkFence fence) {
+    return submit_wait(be, cmd, fence, !be->dev.info.is_cpu);
 }
 
 enum vkg_status vkg_vk_submitter_run(struct vkg_vk_backend *be, struct vkg_vk_submitter *s) {

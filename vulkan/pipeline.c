@@ -221,6 +221,10 @@ enum vkg_status vkg_vk_pipeline_get(struct vkg_vk_device *dev, const struct vkg_
     return VKG_STATUS_OK;
 }
 
+int vkg_vk_pipelines_count(const struct vkg_vk_device *dev) {
+    return dev->pipelines ? dev->pipelines->n_pipes : 0;
+}
+
 void vkg_vk_pipelines_destroy(struct vkg_vk_device *dev) {
     struct vkg_vk_pipeline_cache *c = dev->pipelines;
     if (!c) return;

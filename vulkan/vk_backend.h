@@ -97,6 +97,7 @@ struct vkg_vk_backend {
     bool disabled[VKG_OP_COUNT]; /* VKG_VULKAN_DISABLE */
     int drop_op;                 /* VKGRAD_TESTING drop_dispatch, or -1 */
     bool lost;                   /* device lost or a wait timed out: refuse further work */
+    int pipelines_run;           /* pipelines of dev that a completed compute could have run */
 
     struct vkg_vk_submitter xfer; /* staged set/get */
 
@@ -176,6 +177,11 @@ enum vkg_status vkg_vk_submitter_run(struct vkg_vk_backend *be, struct vkg_vk_su
 enum vkg_status vkg_vk_cmd_begin(VkCommandBuffer cmd, bool one_time);
 enum vkg_status vkg_vk_cmd_end(VkCommandBuffer cmd);
 enum vkg_status vkg_vk_submit_wait(struct vkg_vk_backend *be, VkCommandBuffer cmd, VkFence fence);
+/* The same, where cmd may dispatch a pipeline for the first time: on a CPU
+ * device the driver may compile it inside the submission, so the wait has
+ * no hang guard (memory.c says why). */
+enum vkg_status vkg_vk_submit_wait_cold(struct vkg_vk_backend *be, VkCommandBuffer cmd,
+                                        VkFence fence);
 /* Write generation of a buffer: bumped by every set and by every compute
  * that binds the buffer as an output; with vkg_vk_buffer_serial, a cache of
  * the contents is valid while both are unchanged. */

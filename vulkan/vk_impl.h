@@ -199,6 +199,8 @@ enum vkg_status vkg_vk_pipeline_get(struct vkg_vk_device *dev, const struct vkg_
                                     const uint32_t *spec, uint32_t n_spec,
                                     const struct vkg_vk_pipeline **out);
 void vkg_vk_pipelines_destroy(struct vkg_vk_device *dev);
+/* How many pipelines dev has created so far. */
+int vkg_vk_pipelines_count(const struct vkg_vk_device *dev);
 /* fn once per pipeline of dev, in creation order; pipelines created while
  * capture was off are reported with their `missing` reason set. fn must not
  * create pipelines. */
