@@ -9,6 +9,11 @@
  *
  * Sizes come from the device's limits; a shape the device cannot hold
  * (memory, allocation or buffer size) is NotSupported naming that limit.
+ * A buffer larger than maxMemoryAllocationSize is still one buffer on a GPU
+ * with sparse binding: its memory comes in several allocations, bound in
+ * order (cbuf_new). The NVIDIA H200 needs that for both big canaries: its
+ * 4 GiB maxStorageBufferRange is past its 3.998 GiB allocation limit. CPU
+ * devices never take that path (their memory is the host's).
  * VKGRAD_TESTING=canary_break=NAME (lib/testing.h) runs a canary with its
  * pitfall simulated, in the kernel or its binding, to show that it fails. */
 #include "canary.h"
@@ -56,16 +61,21 @@ struct cvk {
     VkSubgroupFeatureFlags sg_ops;
     VkDeviceSize max_alloc, max_buffer, local_heap;
     bool is_cpu;
+    bool sparse; /* sparseBinding on, and the queue binds sparse memory (GPUs only) */
     struct vkg_testing_options testing;
     char *msg;
     size_t msg_size;
 };
 
+#define CBUF_MAX_MEMS 16
 struct cbuf {
     VkBuffer buf;
     VkDeviceMemory mem;
     VkDeviceSize size;
     void *map; /* host-visible buffers only */
+    /* a sparse buffer's memory, bound in order from offset 0 (mem unused) */
+    VkDeviceMemory mems[CBUF_MAX_MEMS];
+    int n_mems;
 };
 
 struct cpipe {
@@ -170,6 +180,21 @@ static bool cvk_open(struct cvk *c, int index) {
         c->size_ctl = sc.subgroupSizeControl;
         c->full_subgroups = sc.computeFullSubgroups;
     }
+    /* sparse binding: the feature, and the canaries' queue family binds */
+    VkPhysicalDeviceFeatures have;
+    vkGetPhysicalDeviceFeatures(c->phys, &have);
+    uint32_t n_qf = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(c->phys, &n_qf, NULL);
+    VkQueueFamilyProperties *qfp = calloc(n_qf ? n_qf : 1, sizeof *qfp);
+    if (!qfp) {
+        snprintf(c->msg, c->msg_size, "out of host memory");
+        return false;
+    }
+    vkGetPhysicalDeviceQueueFamilyProperties(c->phys, &n_qf, qfp);
+    c->sparse = !c->is_cpu && have.sparseBinding && c->qf < n_qf &&
+                (qfp[c->qf].queueFlags & VK_QUEUE_SPARSE_BINDING_BIT);
+    free(qfp);
+    VkPhysicalDeviceFeatures want = {.sparseBinding = c->sparse};
     const char *ext[1] = {VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME};
     float prio = 1.0f;
     VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
@@ -180,6 +205,7 @@ static bool cvk_open(struct cvk *c, int index) {
                               .pNext = has_size_ctl ? &sc : NULL,
                               .queueCreateInfoCount = 1,
                               .pQueueCreateInfos = &qci,
+                              .pEnabledFeatures = &want,
                               .enabledExtensionCount = has_size_ctl ? 1 : 0,
                               .ppEnabledExtensionNames = ext};
     if (!CK(c, vkCreateDevice(c->phys, &dci, NULL, &c->dev))) {
@@ -212,15 +238,55 @@ static void cbuf_free(struct cvk *c, struct cbuf *b) {
     if (b->map) vkUnmapMemory(c->dev, b->mem);
     if (b->buf) vkDestroyBuffer(c->dev, b->buf, NULL);
     if (b->mem) vkFreeMemory(c->dev, b->mem, NULL);
+    for (int i = 0; i < b->n_mems; i++)
+        vkFreeMemory(c->dev, b->mems[i], NULL);
     memset(b, 0, sizeof *b);
 }
 
+/* Whether a device buffer of size bytes needs the sparse path: one
+ * allocation cannot hold it. */
+static bool needs_sparse(const struct cvk *c, VkDeviceSize size) {
+    return c->sparse && c->max_alloc && size > c->max_alloc;
+}
+
+/* Bind b's memory (requirements req) from allocations of at most
+ * max_alloc bytes each, in order, through the queue. */
+static bool cbuf_bind_sparse(struct cvk *c, struct cbuf *b, const VkMemoryRequirements *req,
+                             uint32_t type) {
+    const VkDeviceSize chunk = c->max_alloc - c->max_alloc % req->alignment;
+    VkSparseMemoryBind binds[CBUF_MAX_MEMS];
+    for (VkDeviceSize at = 0; at < req->size; at += chunk) {
+        if (b->n_mems == CBUF_MAX_MEMS || chunk == 0) {
+            snprintf(c->msg, c->msg_size, "a sparse buffer of %llu bytes needs more than %d "
+                     "allocations", (unsigned long long)req->size, CBUF_MAX_MEMS);
+            return false;
+        }
+        const VkDeviceSize n = req->size - at < chunk ? req->size - at : chunk;
+        VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                    .allocationSize = n,
+                                    .memoryTypeIndex = type};
+        if (!CK(c, vkAllocateMemory(c->dev, &mai, NULL, &b->mems[b->n_mems]))) return false;
+        binds[b->n_mems] = (VkSparseMemoryBind){at, n, b->mems[b->n_mems], 0, 0};
+        b->n_mems++;
+    }
+    VkSparseBufferMemoryBindInfo bb = {b->buf, (uint32_t)b->n_mems, binds};
+    VkBindSparseInfo bsi = {.sType = VK_STRUCTURE_TYPE_BIND_SPARSE_INFO,
+                            .bufferBindCount = 1,
+                            .pBufferBinds = &bb};
+    if (!CK(c, vkResetFences(c->dev, 1, &c->fence))) return false;
+    if (!CK(c, vkQueueBindSparse(c->queue, 1, &bsi, c->fence))) return false;
+    return CK(c, vkWaitForFences(c->dev, 1, &c->fence, VK_TRUE, UINT64_C(100000000000)));
+}
+
 /* host: host-visible and mapped (small buffers the host reads); else
- * device-local where the device has it. */
+ * device-local where the device has it, sparse where one allocation is too
+ * small for it (needs_sparse). */
 static bool cbuf_new(struct cvk *c, VkDeviceSize size, bool host, struct cbuf *b) {
     memset(b, 0, sizeof *b);
     b->size = size;
+    const bool sparse = !host && needs_sparse(c, size);
     VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                              .flags = sparse ? VK_BUFFER_CREATE_SPARSE_BINDING_BIT : 0,
                               .size = size,
                               .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
                                        VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
@@ -243,6 +309,7 @@ static bool cbuf_new(struct cvk *c, VkDeviceSize size, bool host, struct cbuf *b
         snprintf(c->msg, c->msg_size, "no memory type for a %s buffer", host ? "host" : "device");
         return false;
     }
+    if (sparse) return cbuf_bind_sparse(c, b, &req, type);
     VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
                                 .allocationSize = req.size,
                                 .memoryTypeIndex = type};
@@ -564,8 +631,12 @@ static bool fits(struct cvk *c, uint64_t bytes, const char *what) {
     say_bytes(need, sizeof need, bytes);
     const char *lim = NULL;
     uint64_t v = 0;
-    if (c->max_alloc && bytes > c->max_alloc)
-        lim = "maxMemoryAllocationSize", v = c->max_alloc;
+    if (c->max_alloc && bytes > c->max_alloc && !c->sparse)
+        lim = "maxMemoryAllocationSize (and no sparse binding)", v = c->max_alloc;
+    else if (needs_sparse(c, bytes) && bytes > c->props.limits.sparseAddressSpaceSize)
+        lim = "sparseAddressSpaceSize", v = c->props.limits.sparseAddressSpaceSize;
+    else if (needs_sparse(c, bytes) && bytes > c->max_alloc * CBUF_MAX_MEMS)
+        lim = "maxMemoryAllocationSize x 16 allocations", v = c->max_alloc * CBUF_MAX_MEMS;
     else if (c->max_buffer && bytes > c->max_buffer)
         lim = "maxBufferSize", v = c->max_buffer;
     else if (c->local_heap && bytes > c->local_heap / 2)
