@@ -46,12 +46,14 @@ int vkg_testing_options_read(struct vkg_testing_options *o, const char *spec, ch
                 bad = parse_bool(eq + 1, vl, &o->force_staging);
             else if (kl == 18 && !strncmp(p, "no_push_descriptor", kl))
                 bad = parse_bool(eq + 1, vl, &o->no_push_descriptor);
+            else if (kl == 18 && !strncmp(p, "no_denorm_preserve", kl))
+                bad = parse_bool(eq + 1, vl, &o->no_denorm_preserve);
             else if (kl == 12 && !strncmp(p, "canary_break", kl))
                 bad = parse_canary(eq + 1, vl, o->canary_break, sizeof o->canary_break);
             else {
                 snprintf(err, err_size,
                          "VKGRAD_TESTING: unknown key '%.*s' (drop_dispatch, force_staging, "
-                         "no_push_descriptor, canary_break)",
+                         "no_push_descriptor, no_denorm_preserve, canary_break)",
                          (int)kl, p);
                 return -1;
             }

@@ -12,6 +12,8 @@
  *   force_staging=0|1     Vulkan buffers are never host-mapped: every
  *                         transfer goes through a staging buffer
  *   no_push_descriptor=0|1  descriptors are written into sets, not pushed
+ *   no_denorm_preserve=0|1  kernels do not ask to keep fp32 subnormals: the
+ *                         driver's default (NVIDIA's flushes them)
  *   canary_break=NAME     the conformance harness's kernel canary NAME (loop,
  *                         groups, range, offset64, subgroup) runs with its
  *                         driver pitfall simulated, to show it fails
@@ -31,6 +33,7 @@ struct vkg_testing_options {
     int drop_dispatch_op; /* an enum vkg_op, or 0 for none */
     bool force_staging;
     bool no_push_descriptor;
+    bool no_denorm_preserve;
     char canary_break[16]; /* "" for none */
 };
 

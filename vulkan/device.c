@@ -142,8 +142,10 @@ static void fill_info(VkPhysicalDevice phys, struct vkg_vulkan_device_info *info
     info->timestamp_period_ns = props.limits.timestampPeriod;
 
     bool v12 = props.apiVersion >= VK_API_VERSION_1_2;
+    VkPhysicalDeviceFloatControlsProperties fc = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES};
     VkPhysicalDeviceDriverProperties drv = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES, .pNext = &fc};
     VkPhysicalDeviceSubgroupProperties sub = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES, .pNext = v12 ? &drv : NULL};
     VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
@@ -153,6 +155,7 @@ static void fill_info(VkPhysicalDevice phys, struct vkg_vulkan_device_info *info
         info->subgroup_size = sub.subgroupSize;
     }
     if (v12) {
+        info->denorm_preserve_f32 = fc.shaderDenormPreserveFloat32 == VK_TRUE;
         snprintf(info->driver_name, sizeof info->driver_name, "%s", drv.driverName);
         snprintf(info->driver_info, sizeof info->driver_info, "%s", drv.driverInfo);
         /* Mesa drivers name their release in driverInfo ("Mesa 22.3.6 (LLVM ...)");
@@ -412,6 +415,7 @@ enum vkg_status vkg_vk_device_open(int index, struct vkg_vk_device *d) {
     free(exts);
     subgroup_caps(d, has_size_ctl);
     d->no_host_mapping = d->testing.force_staging;
+    d->denorm_preserve = d->info.denorm_preserve_f32 && !d->testing.no_denorm_preserve;
     fill_limits(d);
     vkg_vk_tuning_defaults(&d->tuning, &d->limits);
     if (vkg_vk_tuning_apply(&d->tuning, getenv("VKGRAD_TUNING"), terr, sizeof terr) != 0)

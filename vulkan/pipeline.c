@@ -13,6 +13,9 @@
  * are queried once, right after creation, and kept with its entry
  * (pipeline_stats.c); off, creation is exactly as without the switch.
  *
+ * Where the device can keep fp32 subnormals, every module asks it to
+ * (spirv_denorm.c) before it is created.
+ *
  * Every vkCreateComputePipelines is timed (wall clock: the driver compiles
  * the kernel there) and reported to the process's compile observer, if any
  * (vkg_vulkan_set_compile_observer), before and after: compile time is a
@@ -90,10 +93,15 @@ static enum vkg_status kernel_get(struct vkg_vk_device *dev, const struct vkg_vk
     if (!grow((void **)&c->kernels, &c->cap_kernels, c->n_kernels + 1, sizeof *c->kernels))
         return vkg_error(NULL, VKG_STATUS_OUT_OF_MEMORY, "out of host memory");
     struct kernel_entry e = {.k = k};
+    size_t n_patched = 0;
+    uint32_t *patched = dev->denorm_preserve ? vkg_vk_spirv_with_denorm_preserve(
+                                                   k->spirv, k->spirv_bytes / 4, &n_patched)
+                                             : NULL;
     VkShaderModuleCreateInfo smi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-                                    .codeSize = k->spirv_bytes,
-                                    .pCode = k->spirv};
+                                    .codeSize = patched ? n_patched * 4 : k->spirv_bytes,
+                                    .pCode = patched ? patched : k->spirv};
     enum vkg_status st = VKG_VK_CHECK(vkCreateShaderModule(dev->dev, &smi, NULL, &e.module));
+    free(patched);
     if (st != VKG_STATUS_OK) return st;
     VkDescriptorSetLayoutBinding b[32];
     if (k->n_buffers > 32) {

@@ -99,6 +99,9 @@ struct vkg_vk_device {
     bool push_descriptor;  /* VK_KHR_push_descriptor */
     bool float_atomic_add; /* shaderBufferFloat32AtomicAdd enabled (GL_EXT_shader_atomic_float) */
     bool no_host_mapping;  /* VKGRAD_TESTING force_staging: staged buffers only */
+    bool denorm_preserve;  /* kernels ask to keep fp32 subnormals (spirv_denorm.c):
+                            * info.denorm_preserve_f32, unless VKGRAD_TESTING
+                            * no_denorm_preserve */
     /* Subgroups of compute shaders: basic + shuffle operations available; the
      * subgroup size when it is fixed (VK_EXT_subgroup_size_control's min ==
      * max, so shared layouts may depend on it), else 0. */
@@ -226,6 +229,11 @@ const char *vkg_vk_kernel_short_name(const struct vkg_vk_kernel *k);
 /* The workgroup size of the compute shader in words (n_words 32-bit words)
  * with specialization constants spec[0..n_spec) (spirv_workgroup.c); false
  * and zeros when the module does not say or is malformed. */
+/* spirv_denorm.c: a copy of the module (malloc'd, *n_out words) that asks
+ * for fp32 denormal preservation in every compute entry point; NULL where it
+ * already does or does not parse (then use the module as it is). */
+uint32_t *vkg_vk_spirv_with_denorm_preserve(const uint32_t *words, size_t n_words,
+                                            size_t *n_out);
 bool vkg_vk_spirv_workgroup_size(const uint32_t *words, size_t n_words, const uint32_t *spec,
                                  uint32_t n_spec, uint32_t out[3]);
 

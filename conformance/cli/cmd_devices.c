@@ -107,6 +107,9 @@ static void print_text(int i, const struct vkg_vulkan_device_info *in) {
     printf("  device-local memory %s\n", local);
     printf("  float atomic add    %s\n", in->float_atomic_add ? "yes" : "no");
     printf("  cooperative matrix  %s\n", in->cooperative_matrix ? "yes" : "no");
+    printf("  fp32 subnormals     %s\n",
+           in->denorm_preserve_f32 ? "kept (kernels ask: shaderDenormPreserveFloat32)"
+                                   : "may flush to zero (no shaderDenormPreserveFloat32)");
     printf("  timestamp period    %g ns\n", in->timestamp_period_ns);
     print_op_limits(i);
 }

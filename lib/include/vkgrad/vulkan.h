@@ -44,6 +44,9 @@ struct vkg_vulkan_device_info {
     bool float_atomic_add; /* shaderBufferFloat32AtomicAdd */
     bool cooperative_matrix;
     double timestamp_period_ns;
+    /* shaderDenormPreserveFloat32: kernels can keep fp32 subnormals, and
+     * vkgrad's ask to (else the driver may flush them to zero) */
+    bool denorm_preserve_f32;
 };
 
 bool vkg_vulkan_available(void); /* compiled in and a loader found */
