@@ -120,6 +120,8 @@ void conf_result_merge_compile_pass(struct conf_result *r, const struct conf_res
             p->pass_cpu_us = pp->cpu_us;
         }
     }
+    /* the record lists no more pipelines than it counts (the reader checks) */
+    if (r->n_pipelines_total < r->n_pipelines) r->n_pipelines_total = r->n_pipelines;
 }
 
 void conf_compile_watch_simulate(const char *kernel, double seconds) {

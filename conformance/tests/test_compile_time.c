@@ -120,6 +120,32 @@ static void compile_time__record_round_trips(void **state) {
     free(js);
 }
 
+/* A case that built nothing in the run (it timed out before its first
+ * compute, in a worker other than the pass's) still gets the pass's
+ * pipelines, and its record reads back. */
+static void compile_time__pass_only_pipelines_round_trip(void **state) {
+    (void)state;
+    struct conf_result r, pass;
+    fake_result(&r, "Vulkan0", 9.5e6, 0.37e6);
+    pass = r;
+    memset(r.pipelines, 0, sizeof r.pipelines);
+    r.n_pipelines = r.n_pipelines_total = 0;
+    r.compile_us = 27e6;
+    r.status = CONF_TIMEOUT;
+    for (int i = 0; i < pass.n_pipelines; i++)
+        pass.pipelines[i].us = pass.pipelines[i].pass_us;
+    conf_result_merge_compile_pass(&r, &pass);
+    assert_int_equal(r.n_pipelines, 2);
+    assert_true(r.n_pipelines_total >= r.n_pipelines);
+    char *js = conf_result_to_json(&r);
+    struct conf_result back;
+    char msg[256];
+    if (!conf_result_from_json(js, &back, msg, sizeof msg)) fail_msg("%s: %s", msg, js);
+    assert_int_equal(back.n_pipelines, 2);
+    assert_true(back.pipelines[0].us < 0 && back.pipelines[0].pass_us == 9.5e6);
+    free(js);
+}
+
 /* A baseline written before compile time was recorded (schema 2) reads,
  * with the compile times unknown; schema 3 needs its keys. */
 static void compile_time__schema_2_records_still_read(void **state) {
@@ -453,6 +479,7 @@ int main(void) {
         cmocka_unit_test(compile_time__pass_and_run_figures_merge_per_pipeline),
         cmocka_unit_test(compile_time__the_slowest_pipelines_are_kept),
         cmocka_unit_test(compile_time__record_round_trips),
+        cmocka_unit_test(compile_time__pass_only_pipelines_round_trip),
         cmocka_unit_test(compile_time__schema_2_records_still_read),
         cmocka_unit_test(compile_time__a_slower_compiler_is_its_own_transition),
         cmocka_unit_test(compile_time__noise_and_unknowns_are_not_named),
