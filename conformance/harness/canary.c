@@ -16,6 +16,8 @@ static const struct conf_param_spec p_loop[] = {{"trips", 70000, 1, 1 << 26, NUL
                                                 {NULL, 0, 0, 0, NULL}};
 static const struct conf_param_spec p_offset[] = {{"log2", 31, 16, 34, NULL},
                                                   {NULL, 0, 0, 0, NULL}};
+static const struct conf_param_spec p_range[] = {{"below", 0, 0, 4096, NULL},
+                                                 {NULL, 0, 0, 0, NULL}};
 static const struct conf_param_spec p_runs[] = {{"runs", 4, 3, 16, NULL}, {NULL, 0, 0, 0, NULL}};
 
 /* The op canaries' variants and the case each runs: the backward ops at
@@ -39,7 +41,7 @@ CANARY(canary_loop, NULL, p_loop, CONF_CANARY_LOOP,
        "scan kernels' windows run whole");
 CANARY(canary_workgroup_count, NULL, p_none, CONF_CANARY_GROUPS,
        "dispatches of exactly maxComputeWorkGroupCount groups on each dimension");
-CANARY(canary_binding_range, NULL, p_none, CONF_CANARY_RANGE,
+CANARY(canary_binding_range, NULL, p_range, CONF_CANARY_RANGE,
        "a binding of exactly maxStorageBufferRange bytes reaches its last word");
 CANARY(canary_offset64, NULL, p_offset, CONF_CANARY_OFFSET64,
        "a binding at a 64-bit byte offset past 2^32 (2^31 words into one buffer) lands there");

@@ -586,11 +586,6 @@ static enum conf_status run_edges(struct cvk *c, struct cbuf *big, VkDeviceSize 
     if (!rec_submit(c)) goto done;
     const uint32_t *s = seen.map, *b = back.map;
     st = CONF_PASS;
-    if (s[10] != n) {
-        snprintf(c->msg, c->msg_size, "%s: the shader's array holds %" PRIu32 " words, not %" PRIu32,
-                 what, s[10], n);
-        st = CONF_FAIL;
-    }
     for (int i = 0; i < 5 && st == CONF_PASS; i++) {
         const uint32_t mark = 0xC0DE0000u + (uint32_t)i;
         if (!s[2 * i + 1] || s[2 * i] != mark || b[i] != ~mark) {
@@ -607,6 +602,17 @@ static enum conf_status run_edges(struct cvk *c, struct cbuf *big, VkDeviceSize 
                      (unsigned long long)(other_offset + 4ull * idx[i]));
             st = CONF_FAIL;
         }
+    }
+    /* the length last, so that a wrong one still says whether the words
+     * were reached (the NVIDIA 580 driver gives 0 for a range of 2^32 - 1
+     * bytes, and reaches every word) */
+    if (s[10] != n) {
+        const size_t used = st == CONF_PASS ? 0 : strlen(c->msg);
+        snprintf(c->msg + used, c->msg_size - used,
+                 "%s%s: the shader's array holds %" PRIu32 " words, not %" PRIu32 "%s",
+                 used ? "; " : "", what, s[10], n,
+                 st == CONF_PASS ? " (its first, middle and last words right)" : "");
+        st = CONF_FAIL;
     }
 done:
     cpipe_free(c, &p);
@@ -632,7 +638,8 @@ static bool fits(struct cvk *c, uint64_t bytes, const char *what) {
     const char *lim = NULL;
     uint64_t v = 0;
     if (c->max_alloc && bytes > c->max_alloc && !c->sparse)
-        lim = "maxMemoryAllocationSize (and no sparse binding)", v = c->max_alloc;
+        lim = c->is_cpu ? "maxMemoryAllocationSize" : "maxMemoryAllocationSize (and no sparse binding)",
+        v = c->max_alloc;
     else if (needs_sparse(c, bytes) && bytes > c->props.limits.sparseAddressSpaceSize)
         lim = "sparseAddressSpaceSize", v = c->props.limits.sparseAddressSpaceSize;
     else if (needs_sparse(c, bytes) && bytes > c->max_alloc * CBUF_MAX_MEMS)
@@ -647,11 +654,22 @@ static bool fits(struct cvk *c, uint64_t bytes, const char *what) {
     return false;
 }
 
-static enum conf_status canary_range(struct cvk *c) {
-    const uint64_t range = c->props.limits.maxStorageBufferRange;
-    char what[96], rb[32];
+static enum conf_status canary_range(struct cvk *c, const struct conf_case *cs) {
+    const uint64_t below = (uint64_t)conf_case_get(cs, "below");
+    const uint64_t max_range = c->props.limits.maxStorageBufferRange;
+    if (below >= max_range) {
+        snprintf(c->msg, c->msg_size, "below=%llu is not under maxStorageBufferRange %llu",
+                 (unsigned long long)below, (unsigned long long)max_range);
+        return CONF_NOT_SUPPORTED;
+    }
+    const uint64_t range = max_range - below;
+    char what[128], rb[32];
     say_bytes(rb, sizeof rb, range);
-    snprintf(what, sizeof what, "a binding of maxStorageBufferRange (%s)", rb);
+    if (below)
+        snprintf(what, sizeof what, "a binding of maxStorageBufferRange - %llu (%s)",
+                 (unsigned long long)below, rb);
+    else
+        snprintf(what, sizeof what, "a binding of maxStorageBufferRange (%s)", rb);
     if (range < 64) {
         snprintf(c->msg, c->msg_size, "maxStorageBufferRange %llu is below Vulkan's minimum",
                  (unsigned long long)range);
@@ -797,7 +815,7 @@ enum conf_status conf_canary_vk_run(const struct conf_case *cs, int device, char
     if (cvk_open(c, device)) switch ((enum conf_canary_kind)cs->family->canary) {
         case CONF_CANARY_LOOP: st = canary_loop(c, cs); break;
         case CONF_CANARY_GROUPS: st = canary_groups(c); break;
-        case CONF_CANARY_RANGE: st = canary_range(c); break;
+        case CONF_CANARY_RANGE: st = canary_range(c, cs); break;
         case CONF_CANARY_OFFSET64: st = canary_offset64(c, cs); break;
         case CONF_CANARY_SUBGROUP: st = canary_subgroup(c); break;
         default: snprintf(msg, msg_size, "%s is not a kernel canary", cs->name); break;

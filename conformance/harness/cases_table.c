@@ -402,7 +402,7 @@ static const struct sweep_row rows[] = {
     /* driver canaries (canary.h): each guards one known driver pitfall */
     {"canary_loop", NULL, SETS("trips=70000"), 0},
     {"canary_workgroup_count", NULL, SETS(""), 0},
-    {"canary_binding_range", NULL, SETS(""), 0},
+    {"canary_binding_range", NULL, SETS("below=0", "below=3"), 0},
     {"canary_offset64", NULL, SETS("log2=31"), 0},
     {"canary_subgroup", NULL, SETS(""), 0},
     {"canary_denormal", NULL, SETS(""), 0},

@@ -49,7 +49,8 @@ sim() { # label, case, env assignment
 }
 sim "loops cut below the kernels' budget" canary_loop.trips=70000 VKGRAD_TESTING=canary_break=loop
 sim "the last workgroup of a maximal dispatch dropped" canary_workgroup_count VKGRAD_TESTING=canary_break=groups
-sim "a binding one word short of maxStorageBufferRange" canary_binding_range VKGRAD_TESTING=canary_break=range
+sim "a binding one word short of maxStorageBufferRange" canary_binding_range.below=0 VKGRAD_TESTING=canary_break=range
+sim "a binding of an odd byte count, one word short" canary_binding_range.below=3 VKGRAD_TESTING=canary_break=range
 sim "a binding offset cut to its low bits" canary_offset64.log2=20 VKGRAD_TESTING=canary_break=offset64
 sim "a subgroup reduction missing a lane" canary_subgroup VKGRAD_TESTING=canary_break=subgroup
 for op in out_prod cross_entropy_loss_back ssm_conv_back ssm_scan_back_mamba2 ssm_scan_back_mamba1; do
