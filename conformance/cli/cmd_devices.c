@@ -19,7 +19,8 @@ static void usage(FILE *f) {
                "List every Vulkan device (backend Vulkan<i>): device and driver identity, API\n"
                "version, CPU or GPU, subgroup size, shared memory, workgroup and storage-buffer\n"
                "limits, device-local memory, float atomic add and cooperative matrix support,\n"
-               "and the largest shapes the kernels take (d_state, d_conv, one binding).\n"
+               "whether fp32 subnormals are kept, and the largest shapes the kernels take\n"
+               "(d_state, d_conv, one binding).\n"
                "\n"
                "  --json   one JSON object {\"vulkan_available\": ..., \"devices\": [...]}\n"
                "  --tuning also list each device's tuning: every key of VKGRAD_TUNING\n"
@@ -139,6 +140,8 @@ static json_object *info_json(int i, const struct vkg_vulkan_device_info *in) {
     json_object_object_add(o, "float_atomic_add", json_object_new_boolean(in->float_atomic_add));
     json_object_object_add(o, "cooperative_matrix",
                            json_object_new_boolean(in->cooperative_matrix));
+    json_object_object_add(o, "denorm_preserve_f32",
+                           json_object_new_boolean(in->denorm_preserve_f32));
     json_object_object_add(o, "timestamp_period_ns",
                            json_object_new_double(in->timestamp_period_ns));
     return o;
