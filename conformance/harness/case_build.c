@@ -1153,6 +1153,7 @@ bool conf_build(const struct conf_case *c, uint64_t seed, struct conf_built *b, 
      * stays within) */
     for (int i = 0; ok && edge && i < b->n_outputs; i++) {
         struct conf_output *o = &b->outputs[i];
+        o->usual_floor = o->bound.floor;
         o->bound.floor = (double)o->bound.K * 0x1p-148;
         vkgref_tolerance(o->bound, o->mag, o->n, o->tol);
     }

@@ -95,6 +95,8 @@ struct conf_output {
     int64_t ne[4];           /* logical shape of the slice (for dumps) */
     double *ref, *mag, *tol; /* n each */
     struct vkgref_bound bound;
+    double usual_floor; /* canary_denormal: the floor bound had before the
+                         * subnormal one replaced it (what a flush stays in) */
 };
 
 struct conf_built {

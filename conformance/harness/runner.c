@@ -9,7 +9,6 @@
  * compare bitwise (determinism). Each finding raises the status; the worst
  * wins (Khronos CTS order) and its message names what, where, got, expected
  * and bound. */
-#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <signal.h>
@@ -488,8 +487,8 @@ static void check_edge_values(struct case_run *cr) {
 /* canary_denormal on a device that does not promise to keep fp32
  * subnormals (no shaderDenormPreserveFloat32; vkgrad's kernels ask only
  * where it does): a flush to zero is what Vulkan allows there, not a driver
- * fault. A failure that is within the flush-to-zero floor, K·FLT_MIN·max(1,
- * mag) as every other case has, with no exact zero lost and nothing
+ * fault. A failure that is within the case's usual floor (K·FLT_MIN·max(1,
+ * mag), which a flush to zero stays within), with no exact zero lost and nothing
  * non-finite, becomes NotSupported and says so; anything past it stays a
  * failure. A device that keeps them unasked passes as usual. The simulated
  * flush (VKG_FAULT ftz) is judged as a broken promise: it fails. */
@@ -505,10 +504,7 @@ static void excuse_unpromised_flush(struct case_run *cr) {
         double *tol = malloc((size_t)(out->n > 0 ? out->n : 1) * sizeof *tol);
         if (!tol) return;
         struct vkgref_bound b = out->bound;
-        double mmax = 1.0;
-        for (int64_t k = 0; k < out->n; k++)
-            if (out->mag[k] > mmax) mmax = out->mag[k];
-        b.floor = (double)(b.K > 1 ? b.K : 1) * FLT_MIN * mmax;
+        b.floor = out->usual_floor;
         vkgref_tolerance(b, out->mag, out->n, tol);
         struct vkgref_metrics m;
         vkgref_metrics_compute(cr->got[i], out->ref, tol, out->n, &m);
@@ -671,6 +667,11 @@ static bool determinism_runs(struct case_run *cr) {
     return true;
 }
 
+/* The fastest compute so far: the first, or a later one that beat it. */
+static double fastest_time(const struct case_run *cr) {
+    return cr->time2 > 0 && cr->time2 < cr->time1 ? cr->time2 : cr->time1;
+}
+
 /* Extra timed runs, then the record's times: the minimum is what the kernel
  * costs, the rest is noise from whatever else the machine (or, for a CPU
  * device, its cores) did. false after raising the status. */
@@ -680,7 +681,7 @@ static bool timed_runs(struct case_run *cr) {
      * past its --timeout, which is there for hangs. Where one compute took
      * over an eighth of it (the largest full-tier scans on lavapipe: 30 s
      * and more), the checked runs' times stand. */
-    const double one = cr->time2 > 0 && cr->time2 < cr->time1 ? cr->time2 : cr->time1;
+    const double one = fastest_time(cr);
     const int reps = cr->o->timeout_s > 0 && one > cr->o->timeout_s * 1e6 / 8 ? 0
                                                                                : cr->o->time_reps;
     for (int rep = 0; cr->have_time && rep < reps; rep++) {
@@ -698,7 +699,7 @@ static bool timed_runs(struct case_run *cr) {
     if (!cr->have_time) return true;
     /* the fastest run: the first may include one-time setup; the slowest of
      * the later runs tells compare how noisy this machine is */
-    r->gpu_time_us = cr->time2 > 0 && cr->time2 < cr->time1 ? cr->time2 : cr->time1;
+    r->gpu_time_us = fastest_time(cr);
     r->gpu_time_max_us = cr->tmax > r->gpu_time_us ? cr->tmax : r->gpu_time_us;
     r->time_is_gpu = cr->is_gpu;
     const struct conf_fault *sf = fault_for(cr->o, "slow", cr->c->name);
